@@ -1,0 +1,177 @@
+// A dialog as the UAC sees it (RFC 3261 §12.1.2) and the requests sent
+// within it (§12.2.1.1, loose and strict routing per §16.12.1.1 / §12.2.1.1).
+
+import {
+  generateBranch,
+  getHeader,
+  getHeaders,
+  parseNameAddr,
+  parseUri,
+} from '../message/index.js';
+import type { SipHeader, SipRequest, SipResponse } from '../message/types.js';
+import { SipStackError, type Endpoint } from '../transport/types.js';
+
+export interface DialogIdentity {
+  callId: string;
+  localTag: string;
+  remoteTag: string;
+}
+
+/** What the dialog needs from the stack to build a request. */
+export interface DialogLocal {
+  /** Via sent-by host:port for the dialog's transport. */
+  sentBy: string;
+  /** Our Contact header value. */
+  contact: string;
+  userAgent?: string;
+}
+
+export interface OutgoingRequest {
+  request: SipRequest;
+  branch: string;
+  destination: Endpoint;
+}
+
+export class Dialog implements DialogIdentity {
+  readonly callId: string;
+  readonly localTag: string;
+  readonly remoteTag: string;
+  /** From header value (with our tag), as sent on the INVITE. */
+  readonly localParty: string;
+  /** To header value (with the remote tag), from the response. */
+  readonly remoteParty: string;
+  localSeq: number;
+  remoteSeq: number | undefined;
+  remoteTarget: string;
+  readonly routeSet: string[];
+
+  constructor(
+    invite: SipRequest,
+    res: SipResponse,
+    private readonly fallback: Endpoint,
+    private readonly local: DialogLocal,
+  ) {
+    // §12.1.2: route set = Record-Route reversed, remote target = Contact.
+    this.callId = getHeader(invite, 'call-id') ?? '';
+    this.localParty = getHeader(invite, 'from') ?? '';
+    this.remoteParty = getHeader(res, 'to') ?? '';
+    this.localTag = parseNameAddr(this.localParty).params.tag ?? '';
+    this.remoteTag = parseNameAddr(this.remoteParty).params.tag ?? '';
+    this.localSeq = parseInt(getHeader(invite, 'cseq') ?? '1', 10);
+    this.remoteSeq = undefined;
+    this.routeSet = getHeaders(res, 'record-route').reverse();
+    const contact = getHeaders(res, 'contact')[0];
+    this.remoteTarget = contact ? parseNameAddr(contact).rawUri : invite.uri;
+  }
+
+  /** §12.2: is this request part of the dialog? (To tag = ours, From tag = theirs.) */
+  matches(req: SipRequest): boolean {
+    return (
+      getHeader(req, 'call-id') === this.callId &&
+      tagOf(getHeader(req, 'to')) === this.localTag &&
+      tagOf(getHeader(req, 'from')) === this.remoteTag
+    );
+  }
+
+  /** §12.2.2: a request with a lower CSeq than the last one is out of order. */
+  acceptRemoteSeq(seq: number): boolean {
+    if (this.remoteSeq !== undefined && seq < this.remoteSeq) return false;
+    this.remoteSeq = seq;
+    return true;
+  }
+
+  /** §12.2.1.1: a new request in the dialog (not ACK: see `createAck`). */
+  createRequest(method: string, extra: SipHeader[] = [], body?: Buffer): OutgoingRequest {
+    this.localSeq++;
+    return this.build(method, this.localSeq, generateBranch(), extra, body);
+  }
+
+  /** §13.2.2.4: the ACK of a 2xx, its own transaction-less request with the
+   *  INVITE's CSeq number and a new branch. */
+  createAck(inviteSeq: number, extra: SipHeader[] = [], body?: Buffer): OutgoingRequest {
+    return this.build('ACK', inviteSeq, generateBranch(), extra, body);
+  }
+
+  private build(
+    method: string,
+    seq: number,
+    branch: string,
+    extra: SipHeader[],
+    body: Buffer | undefined,
+  ): OutgoingRequest {
+    const transport = this.fallback.transport;
+    const headers: SipHeader[] = [
+      {
+        name: 'via',
+        value: `SIP/2.0/${transport.toUpperCase()} ${this.local.sentBy};rport;branch=${branch}`,
+      },
+      { name: 'max-forwards', value: '70' },
+      { name: 'from', value: this.localParty },
+      { name: 'to', value: this.remoteParty },
+      { name: 'call-id', value: this.callId },
+      { name: 'cseq', value: `${seq} ${method}` },
+    ];
+    let uri = this.remoteTarget;
+    const first = this.routeSet[0];
+    if (first !== undefined && !isLooseRoute(first)) {
+      // §12.2.1.1 strict routing: R-URI = first route, remote target appended.
+      uri = parseNameAddr(first).rawUri;
+      for (const r of this.routeSet.slice(1)) headers.push({ name: 'route', value: r });
+      headers.push({ name: 'route', value: `<${this.remoteTarget}>` });
+    } else {
+      for (const r of this.routeSet) headers.push({ name: 'route', value: r });
+    }
+    if (method !== 'ACK' && method !== 'CANCEL')
+      headers.push({ name: 'contact', value: this.local.contact });
+    if (this.local.userAgent) headers.push({ name: 'user-agent', value: this.local.userAgent });
+    for (const h of extra) headers.push(h);
+    const request: SipRequest = {
+      kind: 'request',
+      method,
+      uri,
+      version: 'SIP/2.0',
+      headers,
+      body: body ?? Buffer.alloc(0),
+    };
+    return { request, branch, destination: this.nextHop() };
+  }
+
+  /** The first Route, else the remote target; a host name falls back to the
+   *  address the INVITE went to (no per-request DNS). */
+  nextHop(): Endpoint {
+    const first = this.routeSet[0];
+    const uriText = first !== undefined ? parseNameAddr(first).rawUri : this.remoteTarget;
+    return uriEndpoint(uriText, this.fallback);
+  }
+}
+
+export function uriEndpoint(uriText: string, fallback: Endpoint): Endpoint {
+  let uri;
+  try {
+    uri = parseUri(uriText);
+  } catch {
+    return fallback;
+  }
+  const host = uri.host.startsWith('[') ? uri.host.slice(1, -1) : uri.host;
+  if (!/^[\d.]+$/.test(host) && !host.includes(':')) return fallback;
+  const t = uri.params.transport?.toLowerCase();
+  const transport = t === 'tcp' || t === 'udp' ? t : fallback.transport;
+  return { transport, host, port: uri.port ?? 5060 };
+}
+
+function isLooseRoute(route: string): boolean {
+  try {
+    return 'lr' in parseNameAddr(route).uri.params;
+  } catch {
+    throw new SipStackError('bad_route', 'unparsable Record-Route');
+  }
+}
+
+export function tagOf(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  try {
+    return parseNameAddr(value).params.tag ?? undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,46 @@
+// Counters for the whole stack: the hot path counts instead of logging.
+
+/** Monotonic counters, one object shared by every layer of a stack. */
+export interface SipStats {
+  messagesIn: number;
+  messagesOut: number;
+  bytesIn: number;
+  bytesOut: number;
+  /** Datagrams or stream frames dropped because they did not parse. */
+  parseErrorsDropped: number;
+  /** Requests answered 400/505 by the transport because they did not parse. */
+  badRequestsAnswered: number;
+  sendErrors: number;
+  /** Requests and responses we sent again (timers A, E, G, and 2xx/ACK resends). */
+  retransmissionsOut: number;
+  /** Retransmissions received and absorbed by a transaction. */
+  retransmissionsIn: number;
+  /** Responses that matched no client transaction and no dialog. */
+  strayResponses: number;
+  transactionsCreated: number;
+  transactionTimeouts: number;
+  tcpConnectionsOpened: number;
+  tcpConnectionsClosed: number;
+  /** Exceptions thrown by a layer above while handling a message. */
+  handlerErrors: number;
+}
+
+export function createSipStats(): SipStats {
+  return {
+    messagesIn: 0,
+    messagesOut: 0,
+    bytesIn: 0,
+    bytesOut: 0,
+    parseErrorsDropped: 0,
+    badRequestsAnswered: 0,
+    sendErrors: 0,
+    retransmissionsOut: 0,
+    retransmissionsIn: 0,
+    strayResponses: 0,
+    transactionsCreated: 0,
+    transactionTimeouts: 0,
+    tcpConnectionsOpened: 0,
+    tcpConnectionsClosed: 0,
+    handlerErrors: 0,
+  };
+}

@@ -1,0 +1,62 @@
+// UDP transport: one socket, one datagram per message (RFC 3261 §18.1.1).
+
+import { createSocket, type Socket } from 'node:dgram';
+import { isIPv6 } from 'node:net';
+import type { RawReceiver, SendErrorHandler, SipTransport } from './types.js';
+
+export interface UdpTransportOptions {
+  host: string;
+  port: number;
+  onData: RawReceiver;
+  /** Socket-level error (not per message); the socket stays open. */
+  onSocketError?: (err: Error) => void;
+}
+
+export class UdpTransport implements SipTransport {
+  readonly protocol = 'udp' as const;
+  private socket: Socket | undefined;
+  private bound = { host: '', port: 0 };
+
+  constructor(private readonly opts: UdpTransportOptions) {}
+
+  listen(): Promise<void> {
+    const socket = createSocket({ type: isIPv6(this.opts.host) ? 'udp6' : 'udp4' });
+    this.socket = socket;
+    const onData = this.opts.onData;
+    socket.on('message', (buf, rinfo) => {
+      onData(buf, { transport: 'udp', host: rinfo.address, port: rinfo.port });
+    });
+    return new Promise((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(this.opts.port, this.opts.host, () => {
+        socket.off('error', reject);
+        socket.on('error', (err) => this.opts.onSocketError?.(err));
+        const a = socket.address();
+        this.bound = { host: a.address, port: a.port };
+        resolve();
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    const socket = this.socket;
+    this.socket = undefined;
+    if (!socket) return Promise.resolve();
+    return new Promise((resolve) => socket.close(() => resolve()));
+  }
+
+  address(): { host: string; port: number } {
+    return this.bound;
+  }
+
+  send(buf: Buffer, host: string, port: number, onError?: SendErrorHandler): void {
+    const socket = this.socket;
+    if (!socket) {
+      onError?.(new Error('udp transport closed'));
+      return;
+    }
+    socket.send(buf, port, host, (err) => {
+      if (err) onError?.(err);
+    });
+  }
+}

@@ -47,6 +47,9 @@ export interface SipUri {
   params: Record<string, string | null>;
   /** ?headers of the URI, unescaped. */
   headers: Record<string, string>;
+  /** Any other absolute URI (RFC 3261 §25.1 absoluteURI, e.g. `isbn:…`,
+   *  `http://…`): everything after the scheme's colon; host is then ''. */
+  opaque?: string;
 }
 
 /** name-addr / addr-spec with header parameters (From, To, Contact, Route, PAI). */
@@ -110,6 +113,9 @@ export class SipParseError extends Error {
   constructor(
     message: string,
     readonly status?: 400 | 505,
+    /** With `status`: what parsed of the request (start line and the header
+     *  lines read so far), enough to build the response (RFC 3261 §8.2.6). */
+    readonly request?: SipRequest,
   ) {
     super(message);
     this.name = 'SipParseError';

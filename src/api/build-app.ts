@@ -1,0 +1,100 @@
+// Builds the fastify app from its dependencies. Only main.ts listens.
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { hashApiKey } from '../accounts/api-key-secret.js';
+import type { AccountService } from '../accounts/account-service.js';
+import type { CallService } from '../calls/call-service.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/config-schema.js';
+import type { Store } from '../store/store.js';
+import { registerAuth } from './auth.js';
+import { ERROR_CATALOGUE } from './error-catalogue.js';
+import { registerErrorHandler } from './error-handler.js';
+import { registerAdminRoutes } from './routes/admin-routes.js';
+import { registerAgentRoutes } from './routes/agent-routes.js';
+import { registerCallRoutes } from './routes/call-routes.js';
+import { registerSystemRoutes, type Readiness } from './routes/system-routes.js';
+import { registerVoipSipRoutes } from './routes/voip-sip-routes.js';
+
+export interface AppDeps {
+  config: Pick<Config['http'], 'bodyLimitBytes' | 'trustProxy' | 'rateLimitMax' | 'rateLimitWindowMs'>;
+  store: Store;
+  clock: Clock;
+  calls: CallService;
+  accounts: AccountService;
+  readiness: Readiness;
+  metrics: Registry;
+  logger?: Logger | false;
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger || undefined,
+    bodyLimit: deps.config.bodyLimitBytes,
+    trustProxy: deps.config.trustProxy,
+    // Unknown fields must stay visible to be refused; never coerce types.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+    // Request lines carry numbers in paths (opt-outs): not logged per request.
+    logController: new LogController({ disableRequestLogging: true }),
+  }) as unknown as FastifyInstance;
+
+  registerErrorHandler(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Outbound AI call gateway',
+        version: '1.0.0',
+        description: errorCatalogueMarkdown(),
+      },
+      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(rateLimit, {
+    global: true,
+    max: deps.config.rateLimitMax,
+    timeWindow: deps.config.rateLimitWindowMs,
+    // Per key; the raw key never becomes a map key (a hash does).
+    keyGenerator: (request) => {
+      const key = request.headers['x-api-key'];
+      return typeof key === 'string' && key !== '' ? hashApiKey(key).toString('base64url') : request.ip;
+    },
+    errorResponseBuilder: (_request, context) => ({
+      statusCode: 429,
+      code: 'rate_limit_exceeded',
+      message: `Rate limit exceeded; retry in ${Math.ceil(context.ttl / 1000)} s.`,
+    }),
+  });
+
+  registerAuth(app, deps.store, deps.clock);
+  registerSystemRoutes(app, deps.readiness, deps.metrics);
+  registerCallRoutes(app, deps.calls, deps.store, deps.clock);
+  registerVoipSipRoutes(app, deps.store, deps.clock);
+  registerAgentRoutes(app, deps.store, deps.clock);
+  registerAdminRoutes(app, deps.store, deps.accounts);
+  return app;
+}
+
+function errorCatalogueMarkdown(): string {
+  const rows = Object.entries(ERROR_CATALOGUE)
+    .map(([code, e]) => `| ${e.status} | \`${code}\` | ${e.description} |`)
+    .join('\n');
+  return [
+    'Places ONE outbound phone call per request, handled by an AI agent over WebSocket.',
+    '',
+    'Every endpoint needs the `x-api-key` header; resellers may add `x-company-id`.',
+    '',
+    '## Error codes',
+    '',
+    '| HTTP | code | meaning |',
+    '|---|---|---|',
+    rows,
+  ].join('\n');
+}

@@ -1,0 +1,149 @@
+// Accepting a call request: validate, resolve agent, trunk and caller ID,
+// check the plan, store the record, and hand it to the dialer.
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { ApiKey, Company } from '../store/entities.js';
+import type { CallQuery, CallRecord } from '../store/call-repository.js';
+import type { Store } from '../store/store.js';
+import { CallError } from './call-error.js';
+import { FINAL_STATUSES, OPEN_STATUSES } from './call-status.js';
+import { validateInitiateCallRequest } from './initiate-call-request.js';
+import { checkPlanLimits } from './plan-limits.js';
+import { resolveCallerId, resolveTrunk, type TrunkHealth } from './trunk-resolution.js';
+
+export interface Requester {
+  company: Company;
+  key: Pick<ApiKey, 'id' | 'name'>;
+}
+
+export interface InitiateCallResult {
+  callId: string;
+  scheduled: boolean;
+  scheduleTime?: string;
+  reason?: string;
+}
+
+/** Where accepted calls go next (the dialer, once it exists). */
+export interface CallDispatcher {
+  accepted(record: CallRecord): void;
+  /** Ends a live call; resolves when the hangup was started. */
+  hangup(record: CallRecord): Promise<boolean>;
+}
+
+export class CallService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly dispatcher?: CallDispatcher,
+    private readonly trunkHealth?: TrunkHealth,
+  ) {}
+
+  initiate(who: Requester, body: unknown): InitiateCallResult {
+    const req = validateInitiateCallRequest(body);
+    const companyId = who.company.id;
+    const agent = req.agentId ? this.store.agents.get(companyId, req.agentId) : undefined;
+    if (req.agentId && !agent) throw new CallError('agent_not_found', 'agentId does not name an agent of this company.');
+    const choice = resolveTrunk(this.store, companyId, req, this.trunkHealth);
+    const callerId = resolveCallerId(choice.trunk, req);
+
+    const now = this.clock.now();
+    const nowIso = new Date(now).toISOString();
+    const scheduledLater = req.scheduledAt !== undefined && Date.parse(req.scheduledAt) > now;
+    const antiHarassment = req.useAntiHarassmentProtection ?? who.company.settings.antiHarassmentDefault ?? true;
+
+    const record: CallRecord = {
+      id: randomUUID(),
+      callId: randomUUID(),
+      companyId,
+      phoneNumber: req.destinationNumber,
+      agentId: agent?.id ?? null,
+      status: scheduledLater ? 'scheduled' : 'to_be_processed',
+      scheduledAt: req.scheduledAt ?? null,
+      createdAt: nowIso,
+      modifiedAt: nowIso,
+      active: true,
+      createdBy: who.key.name,
+      createdById: who.key.id,
+      modifiedBy: who.key.name,
+      modifiedById: who.key.id,
+      groupIds: [],
+      callerId,
+      sipTrunkId: choice.trunk.id,
+      voipPhoneId: choice.voipPhoneId,
+      routing: { via: choice.via, outboundRouteId: choice.outboundRouteId },
+      agentVersionId: agent ? `${agent.id}@${agent.version}` : undefined,
+      agentVersionKind: agent ? 'prod' : undefined,
+      callDirection: 'outbound',
+      source: 'api',
+      isInternalCall: req.isInternalCall,
+      humanInCall: false,
+      participants: [],
+      messages: [],
+      recordingEnabled: agent?.outgoing.recordingEnabled ?? true,
+      contextForAi: req.contextForAi,
+      emailAddress: req.emailAddress,
+      dynamicVariables: req.dynamicVariables,
+      superVariables: req.superVariables,
+      metadata: req.metadata,
+      additionalPhoneNumbers: req.additionalPhoneNumbers,
+      retries: 0,
+      maxRetries: req.maxRetries,
+      retryDelayMinutes: req.retryDelayMinutes,
+      useAntiHarassmentProtection: antiHarassment,
+      overrideTimeRestriction: req.overrideTimeRestriction,
+      overrideDayRestriction: req.overrideDayRestriction,
+      isWelcomeMessageAIGenerated: req.isWelcomeMessageAIGenerated,
+      welcomeMessageOverride: req.welcomeMessageOverride,
+      totalCost: 0,
+    };
+
+    // Check and insert in one transaction, so two requests cannot both take the last slot.
+    this.store.db.transaction(() => {
+      checkPlanLimits(this.store, companyId, choice.trunk);
+      this.store.calls.insert(record);
+    })();
+
+    if (scheduledLater) {
+      return { callId: record.callId, scheduled: true, scheduleTime: req.scheduledAt, reason: 'scheduled_at_requested' };
+    }
+    this.dispatcher?.accepted(record);
+    return { callId: record.callId, scheduled: false };
+  }
+
+  get(companyId: string, id: string): CallRecord {
+    const record = this.store.calls.get(companyId, id);
+    if (!record) throw new CallError('not_found', 'No call with this id in this company.');
+    return record;
+  }
+
+  query(companyId: string, q: CallQuery): { items: CallRecord[]; total: number } {
+    return this.store.calls.query(companyId, q);
+  }
+
+  /**
+   * Ends a call: a scheduled or not-yet-dialed one is cancelled here; a live
+   * one is handed to the dialer (CANCEL before answer, BYE after).
+   */
+  async hangup(companyId: string, id: string, who: Requester['key']): Promise<CallRecord> {
+    const record = this.get(companyId, id);
+    if ((FINAL_STATUSES as readonly string[]).includes(record.status)) {
+      throw new CallError('call_not_live', `The call has already ended (${record.status}).`);
+    }
+    if (record.status === 'scheduled' || record.status === 'to_be_processed') {
+      const at = new Date(this.clock.now()).toISOString();
+      const done = this.store.calls.update(
+        record.id,
+        { status: 'cancelled', endCallReason: 'user_hungup', endAt: at, active: false, modifiedBy: who.name, modifiedById: who.id },
+        at,
+        { onlyFrom: ['scheduled', 'to_be_processed'], detail: 'hangup_api' },
+      );
+      if (done) return done;
+    }
+    if (this.dispatcher && (await this.dispatcher.hangup(record))) return this.get(companyId, id);
+    const latest = this.get(companyId, id);
+    if ((OPEN_STATUSES as readonly string[]).includes(latest.status)) {
+      throw new CallError('call_not_live', 'The call is not live on this gateway.');
+    }
+    return latest;
+  }
+}

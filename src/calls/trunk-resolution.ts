@@ -1,0 +1,75 @@
+// Which trunk carries a call (spec §4.1 rule 2): the request's sipTrunkId,
+// then its voipPhoneId, then the outbound route with the longest prefix
+// matching the destination, then the company's default trunk.
+import type { SipTrunk } from '../store/entities.js';
+import type { Store } from '../store/store.js';
+import { CallError } from './call-error.js';
+
+export interface TrunkChoice {
+  trunk: SipTrunk;
+  via: 'sipTrunkId' | 'voipPhoneId' | 'outbound_route' | 'default';
+  voipPhoneId?: string;
+  outboundRouteId?: string;
+}
+
+/** Trunks the OPTIONS monitor has seen stop answering. */
+export interface TrunkHealth {
+  isOffline(trunkId: string): boolean;
+}
+
+export function resolveTrunk(
+  store: Store,
+  companyId: string,
+  req: { sipTrunkId?: string; voipPhoneId?: string; destinationNumber: string },
+  health?: TrunkHealth,
+): TrunkChoice {
+  const usable = (t: SipTrunk | undefined): t is SipTrunk => !!t && t.active && !health?.isOffline(t.id);
+
+  if (req.sipTrunkId) {
+    const trunk = store.sipTrunks.get(companyId, req.sipTrunkId);
+    if (!trunk) throw new CallError('sip_trunk_not_found', 'The SIP trunk in sipTrunkId does not exist in this company.');
+    if (!usable(trunk)) throw new CallError('sip_trunk_not_found', 'The SIP trunk in sipTrunkId is inactive or offline.');
+    return { trunk, via: 'sipTrunkId' };
+  }
+  if (req.voipPhoneId) {
+    const phone = store.voipPhones.get(companyId, req.voipPhoneId);
+    if (!phone) throw new CallError('voip_phone_not_found', 'The VoIP phone in voipPhoneId does not exist in this company.');
+    const trunk = store.sipTrunks.get(companyId, phone.sipTrunkId);
+    if (!usable(trunk)) throw new CallError('sip_trunk_not_found', "The VoIP phone's SIP trunk is missing, inactive or offline.");
+    return { trunk, via: 'voipPhoneId', voipPhoneId: phone.id };
+  }
+  const routes = store.outboundRoutes
+    .list(companyId)
+    .filter((r) => req.destinationNumber.startsWith(r.prefix))
+    .sort((a, b) => b.prefix.length - a.prefix.length || a.priority - b.priority);
+  for (const route of routes) {
+    const trunk = store.sipTrunks.get(companyId, route.sipTrunkId);
+    if (usable(trunk)) return { trunk, via: 'outbound_route', outboundRouteId: route.id };
+  }
+  const fallback = store.sipTrunks.list(companyId).find((t) => t.isDefault && usable(t));
+  if (fallback) return { trunk: fallback, via: 'default' };
+  throw new CallError(
+    'sip_trunk_not_found',
+    'No active SIP trunk or VoIP phone was specified, and no outbound route or default trunk can carry the call.',
+  );
+}
+
+/**
+ * Caller ID: the request's (which the trunk must be allowed to present), then
+ * a trunk number starting with outBoundCallerIdPrefix, then the trunk default.
+ */
+export function resolveCallerId(trunk: SipTrunk, req: { callerId?: string; outBoundCallerIdPrefix?: string }): string | null {
+  const allowed = new Set([...trunk.callerIds, ...(trunk.defaultCallerId ? [trunk.defaultCallerId] : [])]);
+  if (req.callerId !== undefined) {
+    if (!allowed.has(req.callerId)) {
+      throw new CallError('caller_id_not_allowed', 'callerId is not one of the numbers this SIP trunk may present.');
+    }
+    return req.callerId;
+  }
+  if (req.outBoundCallerIdPrefix) {
+    const prefix = req.outBoundCallerIdPrefix.startsWith('+') ? req.outBoundCallerIdPrefix : `+${req.outBoundCallerIdPrefix}`;
+    const match = [...allowed].find((n) => n.startsWith(prefix));
+    if (match) return match;
+  }
+  return trunk.defaultCallerId ?? trunk.callerIds[0] ?? null;
+}

@@ -1,0 +1,116 @@
+// The one configuration schema. Every key has its type, default, environment
+// variable and a line of description; `config/default.json` mirrors the
+// defaults (a test keeps them equal) and the README's table is generated
+// from this list (`npm run cli -- config table`).
+
+export type ConfigValueType = 'string' | 'int' | 'number' | 'boolean' | 'list';
+
+export interface ConfigEntry {
+  /** Dotted path in the config object, e.g. `http.port`. */
+  key: string;
+  type: ConfigValueType;
+  default: string | number | boolean | string[];
+  env: string;
+  description: string;
+  min?: number;
+  max?: number;
+  /** Allowed values for a string (or each list item). */
+  oneOf?: readonly string[];
+  /** Secrets are never printed back (config dump, errors). */
+  secret?: boolean;
+}
+
+export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
+  // HTTP API
+  { key: 'http.host', type: 'string', default: '127.0.0.1', env: 'GATEWAY_HTTP_HOST', description: 'Address the HTTP API listens on (0.0.0.0 for all interfaces).' },
+  { key: 'http.port', type: 'int', default: 3000, env: 'GATEWAY_HTTP_PORT', min: 0, max: 65535, description: 'HTTP API port (0 = any free port).' },
+  { key: 'http.bodyLimitBytes', type: 'int', default: 262144, env: 'GATEWAY_HTTP_BODY_LIMIT_BYTES', min: 1024, max: 16777216, description: 'Largest accepted request body; larger ones get 413.' },
+  { key: 'http.trustProxy', type: 'boolean', default: false, env: 'GATEWAY_HTTP_TRUST_PROXY', description: 'Take the client IP from X-Forwarded-For (only behind a trusted proxy).' },
+  { key: 'http.rateLimitMax', type: 'int', default: 600, env: 'GATEWAY_RATE_LIMIT_MAX', min: 1, description: 'Requests per API key (or client IP when no key) per window before a generic 429.' },
+  { key: 'http.rateLimitWindowMs', type: 'int', default: 60000, env: 'GATEWAY_RATE_LIMIT_WINDOW_MS', min: 1000, description: 'Length of the rate-limit window in milliseconds.' },
+  { key: 'http.shutdownGraceMs', type: 'int', default: 10000, env: 'GATEWAY_SHUTDOWN_GRACE_MS', min: 0, description: 'How long SIGTERM waits for live calls to end before exiting.' },
+
+  // Store
+  { key: 'store.path', type: 'string', default: './data/gateway.sqlite', env: 'GATEWAY_DB_PATH', description: 'SQLite database file (WAL mode); ":memory:" for a throw-away store.' },
+
+  // Logging
+  { key: 'log.level', type: 'string', default: 'info', env: 'GATEWAY_LOG_LEVEL', oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], description: 'pino log level.' },
+
+  // First start
+  { key: 'bootstrap.apiKey', type: 'string', default: '', env: 'GATEWAY_BOOTSTRAP_API_KEY', secret: true, description: 'When set and no company exists, create company "default" with a full-access key of exactly this value.' },
+
+  // SIP
+  { key: 'sip.engine', type: 'string', default: 'embedded', env: 'GATEWAY_SIP_ENGINE', oneOf: ['embedded', 'drachtio'], description: 'SIP engine: our embedded stack, or drachtio-srf against a drachtio-server.' },
+  { key: 'sip.host', type: 'string', default: '127.0.0.1', env: 'GATEWAY_SIP_HOST', description: 'Address the embedded SIP stack binds (UDP and TCP).' },
+  { key: 'sip.port', type: 'int', default: 5060, env: 'GATEWAY_SIP_PORT', min: 0, max: 65535, description: 'SIP port of the embedded stack (0 = any free port).' },
+  { key: 'sip.advertisedHost', type: 'string', default: '', env: 'GATEWAY_SIP_ADVERTISED_HOST', description: 'Host put in Via/Contact when it differs from the bind address (NAT); empty = bind address.' },
+  { key: 'sip.transports', type: 'list', default: ['udp', 'tcp'], env: 'GATEWAY_SIP_TRANSPORTS', oneOf: ['udp', 'tcp'], description: 'Transports the embedded stack listens on.' },
+  { key: 'sip.t1Ms', type: 'int', default: 500, env: 'GATEWAY_SIP_T1_MS', min: 10, description: 'RFC 3261 T1 (RTT estimate), base of the retransmission timers.' },
+  { key: 'sip.t2Ms', type: 'int', default: 4000, env: 'GATEWAY_SIP_T2_MS', min: 10, description: 'RFC 3261 T2 (maximum retransmit interval for non-INVITE requests and INVITE responses).' },
+  { key: 'sip.t4Ms', type: 'int', default: 5000, env: 'GATEWAY_SIP_T4_MS', min: 10, description: 'RFC 3261 T4 (maximum time a message stays in the network).' },
+  { key: 'sip.userAgent', type: 'string', default: 'outbound-call-gateway', env: 'GATEWAY_SIP_USER_AGENT', description: 'User-Agent header value.' },
+  { key: 'sip.authAttempts', type: 'int', default: 2, env: 'GATEWAY_SIP_AUTH_ATTEMPTS', min: 1, max: 5, description: 'Digest challenges answered per INVITE before the leg fails with the 401/407.' },
+  { key: 'sip.optionsPingSeconds', type: 'int', default: 30, env: 'GATEWAY_SIP_OPTIONS_PING_SECONDS', min: 0, description: 'Interval of OPTIONS pings to each trunk (0 = off); a trunk that stops answering is marked offline.' },
+  { key: 'drachtio.host', type: 'string', default: '127.0.0.1', env: 'DRACHTIO_HOST', description: 'drachtio-server host (engine "drachtio").' },
+  { key: 'drachtio.port', type: 'int', default: 9022, env: 'DRACHTIO_PORT', min: 1, max: 65535, description: 'drachtio-server admin port.' },
+  { key: 'drachtio.secret', type: 'string', default: 'cymru', env: 'DRACHTIO_SECRET', secret: true, description: 'drachtio-server shared secret.' },
+
+  // Media
+  { key: 'rtp.host', type: 'string', default: '127.0.0.1', env: 'GATEWAY_RTP_HOST', description: 'Address RTP sockets bind.' },
+  { key: 'rtp.advertisedIp', type: 'string', default: '', env: 'GATEWAY_RTP_ADVERTISED_IP', description: 'IP written into SDP c= when it differs from the bind address; empty = bind address.' },
+  { key: 'rtp.portMin', type: 'int', default: 20000, env: 'GATEWAY_RTP_PORT_MIN', min: 1024, max: 65534, description: 'Lowest RTP port (even); RTCP uses RTP + 1.' },
+  { key: 'rtp.portMax', type: 'int', default: 29999, env: 'GATEWAY_RTP_PORT_MAX', min: 1025, max: 65535, description: 'Highest RTP/RTCP port.' },
+  { key: 'rtp.codecs', type: 'list', default: ['PCMU', 'PCMA'], env: 'GATEWAY_RTP_CODECS', oneOf: ['PCMU', 'PCMA'], description: 'Codecs offered, in order of preference (telephone-event is always added).' },
+  { key: 'rtp.symmetric', type: 'boolean', default: true, env: 'GATEWAY_RTP_SYMMETRIC', description: 'Latch RTP to the address the far end actually sends from.' },
+  { key: 'rtp.inactivitySeconds', type: 'int', default: 30, env: 'GATEWAY_RTP_INACTIVITY_SECONDS', min: 0, description: 'End an answered call with no_rtp_stream after this many seconds without RTP (0 = never).' },
+  { key: 'recording.dir', type: 'string', default: './data/recordings', env: 'GATEWAY_RECORDING_DIR', description: 'Directory for stereo WAV recordings.' },
+
+  // Calls
+  { key: 'calls.defaultRingTimeoutSeconds', type: 'int', default: 30, env: 'GATEWAY_RING_TIMEOUT_SECONDS', min: 5, max: 300, description: 'Ring timeout when the agent sets none; then CANCEL → missed.' },
+  { key: 'calls.defaultMaxDurationSeconds', type: 'int', default: 1800, env: 'GATEWAY_MAX_DURATION_SECONDS', min: 10, description: 'Maximum call duration when the agent sets none; then BYE → call_maximum_time_reached.' },
+  { key: 'calls.stuckAfterSeconds', type: 'int', default: 300, env: 'GATEWAY_STUCK_AFTER_SECONDS', min: 30, description: 'Watchdog: a call in a non-final status this long past its own limits ends with call_stuck.' },
+];
+
+export interface Config {
+  http: {
+    host: string;
+    port: number;
+    bodyLimitBytes: number;
+    trustProxy: boolean;
+    rateLimitMax: number;
+    rateLimitWindowMs: number;
+    shutdownGraceMs: number;
+  };
+  store: { path: string };
+  log: { level: string };
+  bootstrap: { apiKey: string };
+  sip: {
+    engine: 'embedded' | 'drachtio';
+    host: string;
+    port: number;
+    advertisedHost: string;
+    transports: Array<'udp' | 'tcp'>;
+    t1Ms: number;
+    t2Ms: number;
+    t4Ms: number;
+    userAgent: string;
+    authAttempts: number;
+    optionsPingSeconds: number;
+  };
+  drachtio: { host: string; port: number; secret: string };
+  rtp: {
+    host: string;
+    advertisedIp: string;
+    portMin: number;
+    portMax: number;
+    codecs: Array<'PCMU' | 'PCMA'>;
+    symmetric: boolean;
+    inactivitySeconds: number;
+  };
+  recording: { dir: string };
+  calls: {
+    defaultRingTimeoutSeconds: number;
+    defaultMaxDurationSeconds: number;
+    stuckAfterSeconds: number;
+  };
+}

@@ -1,0 +1,204 @@
+// Call records. The indexed fields are columns; the rest of the record (the
+// spec §2.5 shape) is a JSON document. Every status change is also appended
+// to call_events with its timestamp.
+import type { Db } from './database.js';
+
+export interface CallRecord {
+  id: string;
+  callId: string;
+  companyId: string;
+  phoneNumber: string;
+  agentId: string | null;
+  status: string;
+  scheduledAt: string | null;
+  createdAt: string;
+  modifiedAt: string;
+  [field: string]: unknown;
+}
+
+export interface CallEvent {
+  seq: number;
+  at: string;
+  status: string;
+  detail: string | null;
+}
+
+export interface CallQuery {
+  statuses?: string[];
+  phoneNumber?: string;
+  agentId?: string;
+  createdFrom?: string;
+  createdTo?: string;
+  limit: number;
+  offset: number;
+}
+
+interface Row {
+  id: string;
+  call_id: string;
+  company_id: string;
+  phone_number: string;
+  agent_id: string | null;
+  status: string;
+  scheduled_at: string | null;
+  created_at: string;
+  modified_at: string;
+  data: string;
+}
+
+const COLUMNS = new Set(['id', 'callId', 'companyId', 'phoneNumber', 'agentId', 'status', 'scheduledAt', 'createdAt', 'modifiedAt']);
+
+export class SqliteCallRepository {
+  private readonly stmts;
+
+  constructor(private readonly db: Db) {
+    this.stmts = {
+      insert: db.prepare(`INSERT INTO calls (id, call_id, company_id, phone_number, agent_id, status, scheduled_at, created_at, modified_at, data)
+        VALUES (@id, @callId, @companyId, @phoneNumber, @agentId, @status, @scheduledAt, @createdAt, @modifiedAt, @data)`),
+      byId: db.prepare('SELECT * FROM calls WHERE id = ?'),
+      byIdOrCallId: db.prepare('SELECT * FROM calls WHERE company_id = ? AND (id = ? OR call_id = ?)'),
+      save: db.prepare(`UPDATE calls SET phone_number = @phoneNumber, agent_id = @agentId, status = @status,
+        scheduled_at = @scheduledAt, modified_at = @modifiedAt, data = @data WHERE id = @id`),
+      addEvent: db.prepare(`INSERT INTO call_events (call_id, seq, at, status, detail)
+        VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM call_events WHERE call_id = ?), ?, ?, ?)`),
+      events: db.prepare('SELECT seq, at, status, detail FROM call_events WHERE call_id = ? ORDER BY seq'),
+    };
+  }
+
+  insert(record: CallRecord): CallRecord {
+    this.db.transaction(() => {
+      this.stmts.insert.run(toParams(record));
+      this.stmts.addEvent.run(record.id, record.id, record.createdAt, record.status, null);
+    })();
+    return record;
+  }
+
+  getById(id: string): CallRecord | undefined {
+    const row = this.stmts.byId.get(id) as Row | undefined;
+    return row && toRecord(row);
+  }
+
+  /** A company's call by record id or callId. */
+  get(companyId: string, idOrCallId: string): CallRecord | undefined {
+    const row = this.stmts.byIdOrCallId.get(companyId, idOrCallId, idOrCallId) as Row | undefined;
+    return row && toRecord(row);
+  }
+
+  /**
+   * Merges `patch` into the record. With `status` in the patch, the change is
+   * also logged; with `onlyFrom`, the update happens only while the stored
+   * status is one of those (returns undefined otherwise), which is how a
+   * final status is never left.
+   */
+  update(
+    id: string,
+    patch: Partial<CallRecord>,
+    at: string,
+    opts: { onlyFrom?: readonly string[]; detail?: string } = {},
+  ): CallRecord | undefined {
+    return this.db.transaction(() => {
+      const current = this.getById(id);
+      if (!current) return undefined;
+      if (opts.onlyFrom && !opts.onlyFrom.includes(current.status)) return undefined;
+      const next: CallRecord = { ...current, ...patch, id, modifiedAt: at };
+      this.stmts.save.run(toParams(next));
+      if (patch.status !== undefined && patch.status !== current.status) {
+        this.stmts.addEvent.run(id, id, at, patch.status, opts.detail ?? null);
+      }
+      return next;
+    })();
+  }
+
+  events(id: string): CallEvent[] {
+    return this.stmts.events.all(id) as CallEvent[];
+  }
+
+  query(companyId: string, q: CallQuery): { items: CallRecord[]; total: number } {
+    const where = ['company_id = @companyId'];
+    const params: Record<string, unknown> = { companyId, limit: q.limit, offset: q.offset };
+    if (q.statuses && q.statuses.length > 0) {
+      where.push(`status IN (${q.statuses.map((_, i) => `@s${i}`).join(', ')})`);
+      q.statuses.forEach((s, i) => (params[`s${i}`] = s));
+    }
+    if (q.phoneNumber) {
+      where.push('phone_number = @phoneNumber');
+      params.phoneNumber = q.phoneNumber;
+    }
+    if (q.agentId) {
+      where.push('agent_id = @agentId');
+      params.agentId = q.agentId;
+    }
+    if (q.createdFrom) {
+      where.push('created_at >= @createdFrom');
+      params.createdFrom = q.createdFrom;
+    }
+    if (q.createdTo) {
+      where.push('created_at < @createdTo');
+      params.createdTo = q.createdTo;
+    }
+    const clause = where.join(' AND ');
+    const total = (this.db.prepare(`SELECT count(*) AS n FROM calls WHERE ${clause}`).get(params) as { n: number }).n;
+    const rows = this.db
+      .prepare(`SELECT * FROM calls WHERE ${clause} ORDER BY created_at DESC, id LIMIT @limit OFFSET @offset`)
+      .all(params) as Row[];
+    return { items: rows.map(toRecord), total };
+  }
+
+  /** Calls of a company in any of `statuses` (live-call counting). */
+  countByStatus(companyId: string, statuses: readonly string[]): number {
+    const marks = statuses.map(() => '?').join(', ');
+    return (
+      this.db
+        .prepare(`SELECT count(*) AS n FROM calls WHERE company_id = ? AND status IN (${marks})`)
+        .get(companyId, ...statuses) as { n: number }
+    ).n;
+  }
+
+  /** Calls on a trunk (any company) in any of `statuses`. */
+  countLiveOnTrunk(trunkId: string, statuses: readonly string[]): number {
+    const marks = statuses.map(() => '?').join(', ');
+    return (
+      this.db
+        .prepare(`SELECT count(*) AS n FROM calls WHERE json_extract(data, '$.sipTrunkId') = ? AND status IN (${marks})`)
+        .get(trunkId, ...statuses) as { n: number }
+    ).n;
+  }
+
+  /** All calls (any company) in any of `statuses`: recovery after a restart. */
+  findByStatus(statuses: readonly string[]): CallRecord[] {
+    const marks = statuses.map(() => '?').join(', ');
+    return (this.db.prepare(`SELECT * FROM calls WHERE status IN (${marks})`).all(...statuses) as Row[]).map(toRecord);
+  }
+}
+
+function toParams(r: CallRecord): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(r)) if (!COLUMNS.has(k) && v !== undefined) data[k] = v;
+  return {
+    id: r.id,
+    callId: r.callId,
+    companyId: r.companyId,
+    phoneNumber: r.phoneNumber,
+    agentId: r.agentId,
+    status: r.status,
+    scheduledAt: r.scheduledAt,
+    createdAt: r.createdAt,
+    modifiedAt: r.modifiedAt,
+    data: JSON.stringify(data),
+  };
+}
+
+function toRecord(row: Row): CallRecord {
+  return {
+    ...(JSON.parse(row.data) as Record<string, unknown>),
+    id: row.id,
+    callId: row.call_id,
+    companyId: row.company_id,
+    phoneNumber: row.phone_number,
+    agentId: row.agent_id,
+    status: row.status,
+    scheduledAt: row.scheduled_at,
+    createdAt: row.created_at,
+    modifiedAt: row.modified_at,
+  };
+}

@@ -1,0 +1,131 @@
+// The stored objects, as the rest of the program sees them. Timestamps are
+// ISO 8601 strings in UTC.
+
+export interface CompanySettings {
+  /** Default of useAntiHarassmentProtection for this company (DESIGN: on). */
+  antiHarassmentDefault?: boolean;
+  /** Numbers that bypass the anti-harassment rule (spec §8: test numbers). */
+  testNumbers?: string[];
+  [key: string]: unknown;
+}
+
+export interface Company {
+  id: string;
+  name: string;
+  parentId: string | null;
+  settings: CompanySettings;
+  createdAt: string;
+}
+
+export interface Plan {
+  companyId: string;
+  allowOutbound: boolean;
+  /** null = unlimited. */
+  credits: number | null;
+  secondsRemaining: number | null;
+  maxChannels: number | null;
+  maxConcurrentCalls: number | null;
+  modifiedAt: string;
+}
+
+export const OPERATION_GROUPS = [
+  'Calls',
+  'Agents',
+  'Workflows',
+  'VoIP & SIP',
+  'SMS',
+  'MCP',
+  'Billing',
+  'Shopify',
+  'Campaigns',
+] as const;
+export type OperationGroup = (typeof OPERATION_GROUPS)[number];
+
+export interface ApiKey {
+  id: string;
+  companyId: string;
+  name: string;
+  keyHash: Buffer;
+  masked: string;
+  fullAccess: boolean;
+  groups: OperationGroup[];
+  allowedIp: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+/** Fields every company-owned document has. */
+export interface OwnedDocument {
+  id: string;
+  companyId: string;
+  createdAt: string;
+  modifiedAt: string;
+}
+
+export type SipTransport = 'udp' | 'tcp';
+
+export interface SipTrunk extends OwnedDocument {
+  name: string;
+  host: string;
+  /** null: resolve by DNS SRV (RFC 3263), else 5060. */
+  port: number | null;
+  transport: SipTransport;
+  username: string | null;
+  password: string | null;
+  defaultCallerId: string | null;
+  /** Numbers this trunk may present as caller ID. */
+  callerIds: string[];
+  /** How the destination is written in the Request-URI. */
+  numberFormat: 'e164' | 'e164_without_plus';
+  techPrefix: string;
+  /** Extra headers on every INVITE (X-…). */
+  headers: Record<string, string>;
+  ratePerMinute: number;
+  isDefault: boolean;
+  active: boolean;
+  /** Simultaneous calls the trunk carries; null = no limit. */
+  maxChannels: number | null;
+}
+
+export interface VoipPhone extends OwnedDocument {
+  name: string;
+  sipTrunkId: string;
+}
+
+export interface OutboundRoute extends OwnedDocument {
+  name: string;
+  /** E.164 prefix including '+', e.g. "+1212". Longest match wins. */
+  prefix: string;
+  sipTrunkId: string;
+  priority: number;
+}
+
+export type AgentAudioFormat = 'mulaw_8000' | 'pcm_8000' | 'pcm_16000' | 'pcm_24000';
+
+export interface AgentOutgoingSettings {
+  ringTimeoutSeconds: number | null;
+  maxDurationSeconds: number | null;
+  recordingEnabled: boolean;
+  voicemailDetection: boolean;
+}
+
+export interface Agent extends OwnedDocument {
+  name: string;
+  websocketUrl: string;
+  audioFormat: AgentAudioFormat;
+  prompt: string;
+  welcomeMessage: string;
+  language: string | null;
+  version: number;
+  outgoing: AgentOutgoingSettings;
+}
+
+export interface OptOut {
+  companyId: string;
+  phoneNumber: string;
+  permanent: boolean;
+  blockedUntil: string | null;
+  reason: string | null;
+  source: string | null;
+  createdAt: string;
+}

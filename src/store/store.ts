@@ -1,0 +1,34 @@
+// All repositories over one database handle.
+import { SqliteApiKeyRepository } from './api-key-repository.js';
+import { SqliteCallRepository } from './call-repository.js';
+import { SqliteCompanyRepository } from './company-repository.js';
+import type { Db } from './database.js';
+import { DocumentRepository } from './document-repository.js';
+import type { Agent, OutboundRoute, SipTrunk, VoipPhone } from './entities.js';
+import { SqliteOptOutRepository } from './opt-out-repository.js';
+
+export interface Store {
+  db: Db;
+  companies: SqliteCompanyRepository;
+  apiKeys: SqliteApiKeyRepository;
+  agents: DocumentRepository<Agent>;
+  sipTrunks: DocumentRepository<SipTrunk>;
+  voipPhones: DocumentRepository<VoipPhone>;
+  outboundRoutes: DocumentRepository<OutboundRoute>;
+  calls: SqliteCallRepository;
+  optOuts: SqliteOptOutRepository;
+}
+
+export function createStore(db: Db): Store {
+  return {
+    db,
+    companies: new SqliteCompanyRepository(db),
+    apiKeys: new SqliteApiKeyRepository(db),
+    agents: new DocumentRepository<Agent>(db, 'agent'),
+    sipTrunks: new DocumentRepository<SipTrunk>(db, 'sip_trunk'),
+    voipPhones: new DocumentRepository<VoipPhone>(db, 'voip_phone'),
+    outboundRoutes: new DocumentRepository<OutboundRoute>(db, 'outbound_route'),
+    calls: new SqliteCallRepository(db),
+    optOuts: new SqliteOptOutRepository(db),
+  };
+}

@@ -21,3 +21,9 @@ export {
   randomToken,
   MAGIC_COOKIE,
 } from './random-ids.js';
+export {
+  checkIncomingRequest,
+  type RequestCheckOptions,
+  type RequestRejection,
+} from './request-checks.js';
+export { checkIncomingResponse } from './response-checks.js';

@@ -45,6 +45,14 @@ function indexBefore(buf: Buffer, needle: Buffer, start: number, limit: number):
   return at >= 0 && at < limit ? at : -1;
 }
 
+/** s[from, to) without leading/trailing SP and HTAB (String#trim would also
+ *  eat Unicode spaces such as U+FEFF that belong to the value). */
+function trimLws(s: string, from: number, to: number): string {
+  while (from < to && (s.charCodeAt(from) === 0x20 || s.charCodeAt(from) === 0x09)) from++;
+  while (to > from && (s.charCodeAt(to - 1) === 0x20 || s.charCodeAt(to - 1) === 0x09)) to--;
+  return s.slice(from, to);
+}
+
 /** RFC 3261 §20.14: Content-Length = 1*DIGIT. */
 export function parseContentLength(value: string): number {
   if (value.length === 0 || value.length > 15) return -1;
@@ -164,7 +172,7 @@ export function parseMessage(buf: Buffer): SipMessage {
     const c0 = head.charCodeAt(pos);
     if (c0 === 0x20 || c0 === 0x09) {
       // RFC 3261 §7.3.1: a line starting with LWS continues the previous one.
-      const more = head.slice(pos, lineEnd).trim();
+      const more = trimLws(head, pos, lineEnd);
       if (!last) error ||= 'continuation line before any header';
       else if (more) last.value = last.value ? last.value + ' ' + more : more;
     } else {
@@ -180,7 +188,7 @@ export function parseMessage(buf: Buffer): SipMessage {
         if (name === undefined) {
           error ||= 'bad header name';
         } else {
-          last = { name, value: head.slice(colon + 1, lineEnd).trim() };
+          last = { name, value: trimLws(head, colon + 1, lineEnd) };
           headers.push(last);
         }
       }

@@ -221,25 +221,41 @@ function scheduledAt(b: Record<string, unknown>): string | undefined {
   return parsed.toUTC().toISO()!;
 }
 
-/** Values may be comma- or space-separated; non-digit characters are stripped (spec §2.1). */
+/**
+ * Values may be comma- or space-separated; non-digit characters are stripped
+ * (spec §2.1). Within a comma-separated part, space-separated tokens are
+ * joined until they form a valid number, so "+1 (212) 555-0101 +1 212 555 0102"
+ * reads as two numbers.
+ */
 function additionalPhoneNumbers(b: Record<string, unknown>, destination: string): string[] {
   const field = 'additionalPhoneNumbers';
   const v = b[field];
   if (v === undefined || v === null) return [];
   const items = Array.isArray(v) ? v : [v];
   const out: string[] = [];
+  const add = (e164: string) => {
+    if (e164 !== destination && !out.includes(e164)) out.push(e164);
+  };
   for (const item of items) {
-    if (typeof item !== 'string' && typeof item !== 'number') {
-      throw new RequestValidationError(field, 'additionalPhoneNumbers must be a string, a number, or an array of those.');
+    if (typeof item !== 'string' && (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0)) {
+      throw new RequestValidationError(field, 'additionalPhoneNumbers must be a string, a positive whole number, or an array of those.');
     }
-    const text = typeof item === 'number' ? (Number.isSafeInteger(item) && item > 0 ? String(item) : '') : item;
-    if (text === '' && typeof item === 'number') throw new RequestValidationError(field, `${item} is not a phone number.`);
-    for (const token of text.split(/[,\s]+/)) {
-      const digits = token.replace(/\D/g, '');
-      if (digits === '') continue;
-      const e164 = toE164(`+${digits}`);
-      if (!e164) throw new RequestValidationError(field, `additionalPhoneNumbers contains "${token}", which is not a valid international number.`);
-      if (e164 !== destination && !out.includes(e164)) out.push(e164);
+    for (const part of String(item).split(',')) {
+      let digits = '';
+      let text = '';
+      for (const token of part.split(/\s+/)) {
+        digits += token.replace(/\D/g, '');
+        text += `${token} `;
+        const e164 = digits ? toE164(`+${digits}`) : undefined;
+        if (e164) {
+          add(e164);
+          digits = '';
+          text = '';
+        }
+      }
+      if (digits !== '') {
+        throw new RequestValidationError(field, `additionalPhoneNumbers contains "${text.trim()}", which is not a valid international number.`);
+      }
     }
   }
   return out;

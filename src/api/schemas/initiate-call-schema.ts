@@ -53,9 +53,10 @@ export const errorBody = {
   properties: { error: { type: 'string' }, reason: { type: 'string' } },
 };
 
+/** Refusals (spec §2.4) carry httpStatus and details; the generic 403/429 only error and reason. */
 export const refusalBody = {
   type: 'object',
-  required: ['error', 'reason', 'httpStatus'],
+  required: ['error', 'reason'],
   properties: {
     error: { type: 'string' },
     reason: { type: 'string' },

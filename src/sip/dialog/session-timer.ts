@@ -58,6 +58,11 @@ export class SessionTimer {
     if (this.interval > 0) this.arm(this.interval, this.weRefresh);
   }
 
+  /** The negotiated interval in seconds (0 when not armed yet). */
+  get seconds(): number {
+    return this.interval;
+  }
+
   get active(): boolean {
     return this.handle !== undefined;
   }

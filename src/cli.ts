@@ -1,0 +1,166 @@
+// Operator CLI on the configured database: companies, API keys, trunks,
+// agents; and the config table/defaults. `npm run cli -- help` lists it all.
+// Output is JSON on stdout so scripts can read it.
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { AccountService } from './accounts/account-service.js';
+import { keyView } from './api/routes/admin-routes.js';
+import { trunkView } from './api/routes/voip-sip-routes.js';
+import { systemClock } from './clock.js';
+import { CONFIG_SCHEMA } from './config/config-schema.js';
+import { ConfigError, defaultConfigObject, loadConfig } from './config/load-config.js';
+import { openDatabase } from './store/database.js';
+import { OPERATION_GROUPS, type OperationGroup } from './store/entities.js';
+import { createStore, type Store } from './store/store.js';
+
+const HELP = `usage: npm run cli -- <command> [options]
+
+  company create --name N [--parent ID] [--credits X] [--seconds S]
+                 [--channels C] [--concurrent K] [--no-outbound]
+  company list
+  key create --company ID --name N [--groups "Calls,Agents"] [--ip IP]
+             (no --groups: a full-access key; the secret is printed once)
+  key list --company ID
+  key revoke --company ID --id KEY_ID
+  trunk create --company ID --name N --host H [--port P] [--transport udp|tcp]
+               [--username U] [--password P] [--caller-id +E164] [--default]
+  trunk list --company ID
+  agent create --company ID --name N --url ws://… [--prompt TEXT]
+  agent list --company ID
+  config defaults     print the default configuration (config/default.json)
+  config table        print the configuration table (README)
+`;
+
+const OPTIONS = {
+  name: { type: 'string' },
+  parent: { type: 'string' },
+  company: { type: 'string' },
+  credits: { type: 'string' },
+  seconds: { type: 'string' },
+  channels: { type: 'string' },
+  concurrent: { type: 'string' },
+  'no-outbound': { type: 'boolean' },
+  groups: { type: 'string' },
+  ip: { type: 'string' },
+  id: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  transport: { type: 'string' },
+  username: { type: 'string' },
+  password: { type: 'string' },
+  'caller-id': { type: 'string' },
+  default: { type: 'boolean' },
+  url: { type: 'string' },
+  prompt: { type: 'string' },
+} as const;
+
+class UsageError extends Error {}
+
+export function runCli(argv: string[], openStore: () => Store, print: (v: unknown) => void): void {
+  const { values: o, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [noun, verb] = positionals;
+  const need = (key: keyof typeof o): string => {
+    const v = o[key];
+    if (typeof v !== 'string' || v === '') throw new UsageError(`--${key} is required`);
+    return v;
+  };
+  const num = (key: keyof typeof o): number | null => {
+    const v = o[key];
+    if (v === undefined) return null;
+    const n = Number(v);
+    if (typeof v !== 'string' || Number.isNaN(n)) throw new UsageError(`--${key} must be a number`);
+    return n;
+  };
+
+  if (noun === 'config' && verb === 'defaults') return print(defaultConfigObject());
+  if (noun === 'config' && verb === 'table') {
+    const rows = CONFIG_SCHEMA.map((e) => `| \`${e.key}\` | \`${e.env}\` | \`${JSON.stringify(e.default)}\` | ${e.description} |`);
+    return print(['| key | environment | default | description |', '|---|---|---|---|', ...rows].join('\n'));
+  }
+  if (!noun || noun === 'help') return print(HELP);
+
+  const store = openStore();
+  const accounts = new AccountService(store, systemClock);
+  const company = (): string => {
+    const id = need('company');
+    if (!store.companies.get(id)) throw new UsageError(`no company ${id}`);
+    return id;
+  };
+  const now = new Date().toISOString();
+
+  switch (`${noun} ${verb}`) {
+    case 'company create':
+      return print(
+        accounts.createCompany(need('name'), o.parent ?? null, {
+          allowOutbound: !o['no-outbound'],
+          credits: num('credits'),
+          secondsRemaining: num('seconds'),
+          maxChannels: num('channels'),
+          maxConcurrentCalls: num('concurrent'),
+        }),
+      );
+    case 'company list':
+      return print(store.companies.all().map((c) => ({ ...c, plan: store.companies.getPlan(c.id) })));
+    case 'key create': {
+      const groups = o.groups?.split(',').map((g) => g.trim()).filter(Boolean) as OperationGroup[] | undefined;
+      const bad = groups?.filter((g) => !OPERATION_GROUPS.includes(g));
+      if (bad && bad.length > 0) throw new UsageError(`unknown group(s) ${bad.join(', ')}; known: ${OPERATION_GROUPS.join(', ')}`);
+      if (o.ip === '0.0.0.0') throw new UsageError('--ip 0.0.0.0 is not allowed; leave it out to allow any IP');
+      const { key, secret } = accounts.createApiKey(company(), { name: need('name'), fullAccess: !groups, groups, allowedIp: o.ip ?? null });
+      return print({ ...keyView(key), key: secret });
+    }
+    case 'key list':
+      return print(store.apiKeys.list(company()).map(keyView));
+    case 'key revoke':
+      if (!store.apiKeys.remove(company(), need('id'))) throw new UsageError('no such key');
+      return print({ revoked: o.id });
+    case 'trunk create': {
+      const transport = o.transport ?? 'udp';
+      if (transport !== 'udp' && transport !== 'tcp') throw new UsageError('--transport must be udp or tcp');
+      const callerId = o['caller-id'] ?? null;
+      return print(
+        trunkView(
+          store.sipTrunks.insert({
+            id: randomUUID(), companyId: company(), createdAt: now, modifiedAt: now,
+            name: need('name'), host: need('host'), port: num('port'), transport,
+            username: o.username ?? null, password: o.password ?? null,
+            defaultCallerId: callerId, callerIds: callerId ? [callerId] : [],
+            numberFormat: 'e164', techPrefix: '', headers: {}, ratePerMinute: 0,
+            isDefault: !!o.default, active: true, maxChannels: null,
+          }),
+        ),
+      );
+    }
+    case 'trunk list':
+      return print(store.sipTrunks.list(company()).map(trunkView));
+    case 'agent create':
+      return print(
+        store.agents.insert({
+          id: randomUUID(), companyId: company(), createdAt: now, modifiedAt: now,
+          name: need('name'), websocketUrl: need('url'), audioFormat: 'mulaw_8000',
+          prompt: o.prompt ?? '', welcomeMessage: '', language: null, version: 1,
+          outgoing: { ringTimeoutSeconds: null, maxDurationSeconds: null, recordingEnabled: true, voicemailDetection: false },
+        }),
+      );
+    case 'agent list':
+      return print(store.agents.list(company()));
+    default:
+      throw new UsageError(`unknown command "${positionals.join(' ')}"`);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    runCli(
+      process.argv.slice(2),
+      () => createStore(openDatabase(loadConfig().store.path)),
+      (v) => console.log(typeof v === 'string' ? v : JSON.stringify(v, null, 2)),
+    );
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`error: ${(err as Error).message}\n\n${HELP}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}

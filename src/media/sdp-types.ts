@@ -1,0 +1,43 @@
+/** Audio codecs the media layer speaks (G.711, RFC 3551 static payload types). */
+export type AudioCodecName = 'PCMU' | 'PCMA';
+
+export const STATIC_PAYLOAD_TYPES: Record<AudioCodecName, number> = { PCMU: 0, PCMA: 8 };
+
+/** RFC 3264 §5.1 direction, always from the point of view of the side it describes. */
+export type MediaDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
+
+/** What we put in our SDP. */
+export interface LocalMediaDescription {
+  /** Address the far end should send to (the advertised address). */
+  address: string;
+  port: number;
+  /** Preferred first; default ['PCMU', 'PCMA']. */
+  codecs: readonly AudioCodecName[];
+  /** Dynamic payload type for telephone-event, or null not to offer it. */
+  telephoneEventPayloadType: number | null;
+  ptime: number;
+  rtcpMux: boolean;
+  direction: MediaDirection;
+  sessionId: string;
+  sessionVersion: number;
+}
+
+/** The outcome of an offer/answer exchange, as the session applies it. */
+export interface NegotiatedMedia {
+  codec: AudioCodecName;
+  /** Payload type we send audio with (the remote's number for the codec). */
+  payloadType: number;
+  /** Remote's payload type for telephone-event, null when not agreed. */
+  telephoneEventPayloadType: number | null;
+  remoteAddress: string;
+  remotePort: number;
+  remoteRtcpAddress: string;
+  remoteRtcpPort: number;
+  rtcpMux: boolean;
+  /** Our direction: `recvonly` when the far end holds with sendonly, etc. */
+  direction: MediaDirection;
+  /** Remote's a=ptime, when given. */
+  ptime: number | null;
+  /** Every codec both sides support, preferred first (the chosen one first). */
+  commonCodecs: AudioCodecName[];
+}

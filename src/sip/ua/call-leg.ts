@@ -1,0 +1,358 @@
+// An outgoing call leg: the INVITE client side of RFC 3261 §13.2 with digest
+// retries (§22.2), CANCEL (§9.1), forking (§13.2.2.4) and, once confirmed,
+// the dialog (§12) that in-dialog-requests.ts serves.
+
+import { randomUUID } from 'node:crypto';
+import { generateBranch, generateCallId, generateTag, getHeader, getHeaders } from '../message/index.js';
+import type { SipHeader, SipRequest, SipResponse } from '../message/types.js';
+import { Dialog, tagOf } from '../dialog/dialog.js';
+import { parseSessionExpires, SessionTimer } from '../dialog/session-timer.js';
+import type { ClientTransaction, ServerTransaction } from '../transaction/transaction-types.js';
+import type { TimerHandle } from '../transport/clock.js';
+import type { Endpoint } from '../transport/types.js';
+import type {
+  CallLegEvents,
+  CallLegState,
+  FailedEvent,
+  HangupReason,
+  InfoOptions,
+  InviteOptions,
+} from './call-leg-types.js';
+import { sendInDialog, sendRefresh } from './in-dialog-client.js';
+import type { Authorizer, LegContext } from './leg-context.js';
+import { buildCancel, buildInvite, checkText, failureFromResponse, formatParty, formatReason } from './request-factory.js';
+import { TypedEmitter } from './typed-emitter.js';
+
+export class CallLeg extends TypedEmitter<CallLegEvents> {
+  readonly id = randomUUID();
+  readonly callId: string;
+  readonly localTag = generateTag();
+  state: CallLegState = 'resolving';
+  /** @internal the confirmed dialog */
+  dialog: Dialog | undefined;
+  /** @internal our current SDP (offer, then the last answer we gave). */
+  localSdp: string;
+  /** @internal the re-INVITE we are answering, until its ACK. */
+  pendingReinvite: ServerTransaction | undefined;
+  /** @internal a re-INVITE/UPDATE of ours is in flight (RFC 3261 §14.1 glare → 491). */
+  refreshing = false;
+  /** @internal */
+  readonly sessionTimer: SessionTimer;
+  private readonly fromValue: string;
+  private readonly toValue: string;
+  private readonly extra: Array<[string, string]>;
+  private readonly sdpBuf: Buffer;
+  private endpoints: Endpoint[] = [];
+  private dest: Endpoint | undefined;
+  private invite: SipRequest | undefined;
+  private inviteSeq = 0;
+  private inviteTx: ClientTransaction | undefined;
+  private gotProvisional = false;
+  private cancelRequested = false;
+  private cancelSent = false;
+  private cancelGuard: TimerHandle | undefined;
+  private authorizer: Authorizer | undefined;
+  private authAttempts = 0;
+  private ackBuf: Buffer | undefined;
+  private ackDest: Endpoint | undefined;
+  private readonly regKey: string;
+  private ending: Promise<void> | undefined;
+  private remoteAllow: string[] = [];
+
+  constructor(
+    /** @internal */ readonly ctx: LegContext,
+    /** @internal */ readonly opts: InviteOptions,
+  ) {
+    super();
+    this.callId = opts.callId ?? generateCallId(opts.target.host);
+    checkText(this.callId);
+    checkText(opts.requestUri);
+    this.fromValue = formatParty(opts.from, this.localTag);
+    this.toValue = formatParty(opts.to);
+    this.extra = (opts.headers ?? []).map(([n, v]) => {
+      checkText(n);
+      checkText(v);
+      return [n, v];
+    });
+    this.localSdp = opts.sdp;
+    this.sdpBuf = Buffer.from(opts.sdp);
+    this.regKey = `${this.callId}\n${this.localTag}`;
+    this.sessionTimer = new SessionTimer(ctx.clock, {
+      refresh: () => sendRefresh(this),
+      expired: () => void this.hangup(undefined, 'session_expired'),
+    });
+  }
+
+  /** @internal resolves the trunk and sends the INVITE. */
+  async start(): Promise<void> {
+    this.ctx.register(this.regKey, this);
+    try {
+      this.endpoints = await this.ctx.resolve(this.opts.target);
+    } catch {
+      this.fail({ status: 503, reason: 'Service Unavailable', cause: 'transport' });
+      return;
+    }
+    if (this.state !== 'resolving') return;
+    if (this.cancelRequested) {
+      this.fail({ status: 487, reason: 'Request Terminated', cause: 'cancelled' });
+      return;
+    }
+    this.state = 'calling';
+    this.dest = this.endpoints.shift();
+    this.inviteSeq = 1;
+    this.sendInvite(undefined);
+  }
+
+  /** Gives up on the call: CANCEL before an answer (held until a provisional
+   *  arrives, RFC 3261 §9.1), BYE after. */
+  cancel(): void {
+    if (this.state === 'terminated') return;
+    if (this.state === 'confirmed') {
+      void this.bye();
+      return;
+    }
+    this.cancelRequested = true;
+    if (this.gotProvisional) this.sendCancel();
+  }
+
+  /** Ends a confirmed call with BYE (RFC 3261 §15.1.1), carrying a Reason
+   *  header (RFC 3326) when given. Before an answer it cancels. */
+  bye(reason?: HangupReason): Promise<void> {
+    if (this.state !== 'confirmed') {
+      this.cancel();
+      return this.ending ?? Promise.resolve();
+    }
+    return this.hangup(reason, undefined);
+  }
+
+  /** Sends INFO in the dialog; resolves with the final status (408 on timeout). */
+  sendInfo(info: InfoOptions): Promise<number> {
+    if (this.state !== 'confirmed' || !this.dialog) return Promise.resolve(481);
+    checkText(info.contentType);
+    const headers: SipHeader[] = [{ name: 'content-type', value: info.contentType }];
+    return sendInDialog(this, 'INFO', headers, Buffer.from(info.body)).then((r) => r.status);
+  }
+
+  /** @internal a 2xx that found no transaction: the ACK was lost (§13.2.2.4). */
+  onStray2xx(res: SipResponse): void {
+    this.on2xx(res);
+  }
+
+  /** @internal the dialog ended (BYE received or sent, session expiry). */
+  finish(ended: CallLegEvents['ended']): void {
+    if (this.state === 'terminated') return;
+    this.state = 'terminated';
+    this.sessionTimer.stop();
+    this.linger();
+    this.emit('ended', ended);
+  }
+
+  /** @internal emits an event from the in-dialog handlers. */
+  notify<K extends keyof CallLegEvents & string>(event: K, e: CallLegEvents[K]): void {
+    this.emit(event, e);
+  }
+
+  /** @internal BYE; `announce` false when the caller already got `failed`. */
+  hangup(reason: HangupReason | undefined, detail: string | undefined, announce = true): Promise<void> {
+    if (this.ending) return this.ending;
+    const headers: SipHeader[] = [];
+    const r = reason ? formatReason(reason) : undefined;
+    if (r) headers.push({ name: 'reason', value: r });
+    this.sessionTimer.stop();
+    this.state = 'terminated';
+    this.ending = sendInDialog(this, 'BYE', headers).then(() => {
+      this.linger();
+      if (announce) this.emit('ended', { by: 'local', reason, detail });
+    });
+    return this.ending;
+  }
+
+  private sendInvite(auth: { name: string; value: string } | undefined): void {
+    const dest = this.dest!;
+    const branch = generateBranch();
+    this.invite = buildInvite({
+      requestUri: this.opts.requestUri,
+      from: this.fromValue,
+      to: this.toValue,
+      callId: this.callId,
+      seq: this.inviteSeq,
+      branch,
+      transport: dest.transport,
+      sentBy: this.ctx.sentBy(dest.transport),
+      contact: this.ctx.contact(dest.transport),
+      userAgent: this.ctx.config.userAgent,
+      extra: this.extra,
+      auth,
+      sdp: this.sdpBuf,
+    });
+    this.gotProvisional = false;
+    const tx = this.ctx.tx.sendRequest(this.invite, branch, dest, {
+      onResponse: (res) => {
+        if (this.inviteTx === tx || res.status < 300) this.onInviteResponse(res);
+      },
+      onTimeout: () => {
+        if (this.inviteTx !== tx) return;
+        const cause = this.cancelRequested ? 'cancelled' : 'timeout';
+        this.fail({ status: 408, reason: 'Request Timeout', cause });
+      },
+      onTransportError: () => {
+        if (this.inviteTx !== tx) return;
+        // RFC 3263 §4.3: on a transport failure try the next address.
+        const next = this.endpoints.shift();
+        if (next && !this.cancelRequested) {
+          this.dest = next;
+          this.sendInvite(auth);
+          return;
+        }
+        const cause = this.cancelRequested ? 'cancelled' : 'transport';
+        this.fail({ status: 503, reason: 'Service Unavailable', cause });
+      },
+    });
+    this.inviteTx = tx;
+  }
+
+  private onInviteResponse(res: SipResponse): void {
+    const status = res.status;
+    if (status >= 200 && status < 300) {
+      this.on2xx(res);
+      return;
+    }
+    if (this.state !== 'calling' && this.state !== 'early') return;
+    if (status < 200) {
+      this.state = 'early';
+      this.gotProvisional = true;
+      if (this.cancelRequested) this.sendCancel(); // §9.1: the held CANCEL goes now
+      const sdp = res.body.length > 0 ? res.body.toString() : undefined;
+      this.emit('provisional', sdp === undefined ? { status, reason: res.reason } : { status, reason: res.reason, sdp });
+      return;
+    }
+    if ((status === 401 || status === 407) && this.retryWithCredentials(res)) return;
+    this.fail(failureFromResponse(res, this.cancelRequested ? 'cancelled' : 'response'));
+  }
+
+  /** RFC 3261 §22.2: a new INVITE, CSeq + 1, same Call-ID and From tag. */
+  private retryWithCredentials(res: SipResponse): boolean {
+    const creds = this.opts.credentials;
+    if (!creds || this.cancelRequested || !this.invite) return false;
+    this.authorizer ??= this.ctx.createAuthorizer(creds);
+    const auth = this.authorizer.authorize(res, 'INVITE', this.opts.requestUri);
+    if (!auth) return false;
+    // A stale nonce (RFC 2617 §3.2.1) proves the password was right: free retry, bounded.
+    const limit = this.ctx.config.authAttemptLimit;
+    if (auth.stale ? this.authAttempts > limit + 1 : this.authAttempts >= limit) return false;
+    this.authAttempts++;
+    this.inviteSeq++;
+    this.sendInvite({ name: auth.name, value: auth.value });
+    return true;
+  }
+
+  private on2xx(res: SipResponse): void {
+    const toTag = tagOf(getHeader(res, 'to'));
+    const dialog = this.dialog;
+    if (dialog) {
+      if (toTag === dialog.remoteTag && this.ackBuf && this.ackDest) {
+        // §13.2.2.4: a retransmitted 2xx gets the same ACK again.
+        this.ctx.stats.retransmissionsIn++;
+        this.ctx.stats.retransmissionsOut++;
+        this.ctx.tx.sendBuffer(this.ackBuf, this.ackDest);
+      } else if (toTag !== dialog.remoteTag) {
+        this.ackAndBye(res); // §13.2.2.4: another fork answered too: ACK it, then BYE
+      }
+      return;
+    }
+    if (!this.invite || !this.dest || (this.state !== 'calling' && this.state !== 'early')) {
+      this.ackAndBye(res);
+      return;
+    }
+    const d = new Dialog(this.invite, res, this.dest, this.localParams());
+    this.dialog = d;
+    const ack = d.createAck(this.inviteSeq, this.authHeaders());
+    this.ackDest = ack.destination;
+    this.ackBuf = this.ctx.tx.sendStateless(ack.request, ack.destination);
+    this.clearCancelGuard();
+    if (this.cancelRequested) {
+      // The 200 crossed our CANCEL: the call exists, so end it with BYE (§9.1, §15).
+      this.state = 'confirmed';
+      void this.hangup(undefined, 'cancelled', false);
+      this.emitFailed({ status: res.status, reason: res.reason, cause: 'cancelled' });
+      return;
+    }
+    this.state = 'confirmed';
+    this.remoteAllow = getHeaders(res, 'allow').map((m) => m.toUpperCase());
+    const se = parseSessionExpires(getHeader(res, 'session-expires'));
+    // RFC 4028 §7.2: the UAS names the refresher in its 2xx; none → the UAC.
+    if (se) this.sessionTimer.arm(se.seconds, se.refresher !== 'uas');
+    this.emit('answered', { sdp: res.body.toString(), headers: res.headers.map((h) => [h.name, h.value]) });
+  }
+
+  private ackAndBye(res: SipResponse): void {
+    if (!this.invite || !this.dest) return;
+    const d = new Dialog(this.invite, res, this.dest, this.localParams());
+    const ack = d.createAck(this.inviteSeq, this.authHeaders());
+    this.ctx.tx.sendStateless(ack.request, ack.destination);
+    const bye = d.createRequest('BYE');
+    const noop = (): void => undefined;
+    this.ctx.tx.sendRequest(bye.request, bye.branch, bye.destination, {
+      onResponse: noop,
+      onTimeout: noop,
+      onTransportError: noop,
+    });
+  }
+
+  private sendCancel(): void {
+    if (this.cancelSent || !this.invite || !this.dest || !this.inviteTx) return;
+    this.cancelSent = true;
+    const branch = this.inviteTx.key.slice(0, this.inviteTx.key.indexOf('\n'));
+    const noop = (): void => undefined;
+    this.ctx.tx.sendRequest(buildCancel(this.invite), branch, this.dest, {
+      onResponse: noop,
+      onTimeout: noop,
+      onTransportError: noop,
+    });
+    // §9.1: without a final response 64*T1 after the CANCEL, give up on the INVITE.
+    this.cancelGuard = this.ctx.clock.setTimer(() => {
+      this.cancelGuard = undefined;
+      this.inviteTx?.dispose();
+      this.fail({ status: 408, reason: 'Request Timeout', cause: 'cancelled' });
+    }, this.ctx.tx.timers.TIMER_B);
+  }
+
+  private clearCancelGuard(): void {
+    if (this.cancelGuard !== undefined) this.ctx.clock.clearTimer(this.cancelGuard);
+    this.cancelGuard = undefined;
+  }
+
+  private fail(ev: FailedEvent): void {
+    if (this.state === 'terminated' || this.state === 'confirmed') return;
+    this.state = 'terminated';
+    this.clearCancelGuard();
+    this.linger();
+    this.emitFailed(ev);
+  }
+
+  private emitFailed(ev: FailedEvent): void {
+    this.emit('failed', ev);
+  }
+
+  private authHeaders(): SipHeader[] {
+    if (!this.invite) return [];
+    return this.invite.headers.filter((h) => h.name === 'authorization' || h.name === 'proxy-authorization');
+  }
+
+  /** @internal */
+  localParams(): { sentBy: string; contact: string; userAgent: string } {
+    const t = this.dest?.transport ?? this.opts.target.transport;
+    return { sentBy: this.ctx.sentBy(t), contact: this.ctx.contact(t), userAgent: this.ctx.config.userAgent };
+  }
+
+  /** Keeps answering stray 2xx for a while, then forgets the leg. */
+  private linger(): void {
+    const ms = this.ctx.config.lingerMs ?? this.ctx.tx.timers.TIMER_M;
+    this.ctx.clock.setTimer(() => this.ctx.unregister(this.regKey, this), ms);
+  }
+
+  /** @internal for the session refresh: did the 2xx's Allow list `method`? */
+  remoteAllows(method: string): boolean {
+    return this.remoteAllow.includes(method);
+  }
+}

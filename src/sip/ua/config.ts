@@ -1,0 +1,60 @@
+// Configuration of the embedded SIP stack; every field says its default.
+
+import type { TimerConfig } from '../transaction/timers.js';
+import { DEFAULT_TIMER_CONFIG } from '../transaction/timers.js';
+
+export interface ListenAddress {
+  /** Default '0.0.0.0'. */
+  host: string;
+  /** Default 5060; 0 lets the OS choose. */
+  port: number;
+}
+
+export interface SipStackConfig {
+  /** UDP listener; default { host: '0.0.0.0', port: 5060 }; false disables UDP. */
+  udp?: ListenAddress | false;
+  /** TCP listener; default same as UDP; false disables TCP. */
+  tcp?: ListenAddress | false;
+  /** Host in Via/Contact; default the listen host, or the first external IPv4. */
+  advertisedHost?: string;
+  /** RFC 3261 timers; defaults T1 500 ms, T2 4 s, T4 5 s. */
+  timers?: Partial<TimerConfig>;
+  /** User-Agent / Server header; default 'outbound-call-gateway'. */
+  userAgent?: string;
+  /** How many times a request is re-sent with credentials after 401/407; default 2. */
+  authAttemptLimit?: number;
+  /** Close TCP connections idle this long; default 60 000 ms. */
+  tcpIdleTimeoutMs?: number;
+  /** Answer to an out-of-dialog INVITE (inbound calls are not supported); default 480. */
+  inboundInviteStatus?: 403 | 480;
+  /** How long a finished leg still answers stray 2xx (ACK/BYE); default 64*T1. */
+  lingerMs?: number;
+}
+
+export interface ResolvedSipConfig {
+  udp: ListenAddress | undefined;
+  tcp: ListenAddress | undefined;
+  advertisedHost: string | undefined;
+  timers: TimerConfig;
+  userAgent: string;
+  authAttemptLimit: number;
+  tcpIdleTimeoutMs: number;
+  inboundInviteStatus: 403 | 480;
+  lingerMs: number | undefined;
+}
+
+const DEFAULT_LISTEN: ListenAddress = { host: '0.0.0.0', port: 5060 };
+
+export function resolveSipConfig(config: SipStackConfig): ResolvedSipConfig {
+  return {
+    udp: config.udp === false ? undefined : (config.udp ?? DEFAULT_LISTEN),
+    tcp: config.tcp === false ? undefined : (config.tcp ?? DEFAULT_LISTEN),
+    advertisedHost: config.advertisedHost,
+    timers: { ...DEFAULT_TIMER_CONFIG, ...config.timers },
+    userAgent: config.userAgent ?? 'outbound-call-gateway',
+    authAttemptLimit: config.authAttemptLimit ?? 2,
+    tcpIdleTimeoutMs: config.tcpIdleTimeoutMs ?? 60_000,
+    inboundInviteStatus: config.inboundInviteStatus ?? 480,
+    lingerMs: config.lingerMs,
+  };
+}

@@ -1,0 +1,172 @@
+// OPTIONS pings to each trunk (RFC 3261 §11): any response means the trunk
+// is up; a timeout (Timer F) or transport error marks it offline.
+
+import { generateBranch, generateCallId, generateTag } from '../message/index.js';
+import type { SipRequest } from '../message/types.js';
+import type { TransactionLayer } from '../transaction/transaction-layer.js';
+import type { Clock, TimerHandle } from '../transport/clock.js';
+import type { Endpoint, TransportProtocol } from '../transport/types.js';
+import { TypedEmitter } from './typed-emitter.js';
+
+export interface TrunkTarget {
+  id: string;
+  host: string;
+  port?: number;
+  transport: TransportProtocol;
+}
+
+export interface TrunkMonitorOptions {
+  trunks: TrunkTarget[];
+  /** Time between pings of one trunk. */
+  intervalMs: number;
+}
+
+export type TrunkStatus = 'unknown' | 'online' | 'offline';
+
+export interface TrunkMonitorEvents {
+  online: { trunkId: string; status: number };
+  offline: { trunkId: string; cause: 'timeout' | 'transport' | 'dns' };
+}
+
+export interface TrunkMonitorDeps {
+  tx: TransactionLayer;
+  clock: Clock;
+  resolve(target: TrunkTarget): Promise<Endpoint[]>;
+  sentBy(t: TransportProtocol): string;
+  userAgent: string;
+  onStop(self: TrunkMonitor): void;
+}
+
+interface TrunkState {
+  target: TrunkTarget;
+  status: TrunkStatus;
+  inFlight: boolean;
+  timer: TimerHandle | undefined;
+  seq: number;
+  callId: string;
+  fromTag: string;
+}
+
+export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
+  private readonly trunks = new Map<string, TrunkState>();
+  private stopped = false;
+
+  constructor(
+    private readonly opts: TrunkMonitorOptions,
+    private readonly deps: TrunkMonitorDeps,
+  ) {
+    super();
+    for (const target of opts.trunks) {
+      this.trunks.set(target.id, {
+        target,
+        status: 'unknown',
+        inFlight: false,
+        timer: undefined,
+        seq: 0,
+        callId: generateCallId(),
+        fromTag: generateTag(),
+      });
+    }
+  }
+
+  /** @internal started by the stack */
+  start(): void {
+    for (const t of this.trunks.values()) void this.ping(t);
+  }
+
+  status(trunkId: string): TrunkStatus {
+    return this.trunks.get(trunkId)?.status ?? 'unknown';
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const t of this.trunks.values()) {
+      if (t.timer !== undefined) this.deps.clock.clearTimer(t.timer);
+      t.timer = undefined;
+    }
+    this.deps.onStop(this);
+  }
+
+  private schedule(t: TrunkState): void {
+    if (this.stopped) return;
+    t.timer = this.deps.clock.setTimer(() => void this.ping(t), this.opts.intervalMs);
+  }
+
+  private async ping(t: TrunkState): Promise<void> {
+    t.timer = undefined;
+    if (this.stopped || t.inFlight) return;
+    t.inFlight = true;
+    let dest: Endpoint | undefined;
+    try {
+      dest = (await this.deps.resolve(t.target))[0];
+    } catch {
+      dest = undefined;
+    }
+    if (this.stopped) return;
+    if (!dest) {
+      t.inFlight = false;
+      this.set(t, 'offline', { trunkId: t.target.id, cause: 'dns' });
+      this.schedule(t);
+      return;
+    }
+    const branch = generateBranch();
+    const req = this.buildOptions(t, dest, branch);
+    const done = (): void => {
+      t.inFlight = false;
+      this.schedule(t);
+    };
+    this.deps.tx.sendRequest(req, branch, dest, {
+      onResponse: (res) => {
+        if (res.status < 200) return;
+        this.set(t, 'online', { trunkId: t.target.id, status: res.status });
+        done();
+      },
+      onTimeout: () => {
+        this.set(t, 'offline', { trunkId: t.target.id, cause: 'timeout' });
+        done();
+      },
+      onTransportError: () => {
+        this.set(t, 'offline', { trunkId: t.target.id, cause: 'transport' });
+        done();
+      },
+    });
+  }
+
+  private set(t: TrunkState, status: 'online', e: TrunkMonitorEvents['online']): void;
+  private set(t: TrunkState, status: 'offline', e: TrunkMonitorEvents['offline']): void;
+  private set(
+    t: TrunkState,
+    status: 'online' | 'offline',
+    e: TrunkMonitorEvents['online'] | TrunkMonitorEvents['offline'],
+  ): void {
+    if (this.stopped || t.status === status) return;
+    t.status = status;
+    if (status === 'online') this.emit('online', e as TrunkMonitorEvents['online']);
+    else this.emit('offline', e as TrunkMonitorEvents['offline']);
+  }
+
+  private buildOptions(t: TrunkState, dest: Endpoint, branch: string): SipRequest {
+    const sentBy = this.deps.sentBy(dest.transport);
+    const host = dest.host.includes(':') ? `[${dest.host}]` : dest.host;
+    const uri = `sip:${host}:${dest.port}${dest.transport === 'tcp' ? ';transport=tcp' : ''}`;
+    t.seq++;
+    return {
+      kind: 'request',
+      method: 'OPTIONS',
+      uri,
+      version: 'SIP/2.0',
+      headers: [
+        { name: 'via', value: `SIP/2.0/${dest.transport.toUpperCase()} ${sentBy};rport;branch=${branch}` },
+        { name: 'max-forwards', value: '70' },
+        { name: 'from', value: `<sip:gw@${sentBy}>;tag=${t.fromTag}` },
+        { name: 'to', value: `<${uri}>` },
+        { name: 'call-id', value: t.callId },
+        { name: 'cseq', value: `${t.seq} OPTIONS` },
+        { name: 'user-agent', value: this.deps.userAgent },
+        { name: 'accept', value: 'application/sdp' },
+      ],
+      body: Buffer.alloc(0),
+    };
+  }
+}

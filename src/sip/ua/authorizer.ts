@@ -3,6 +3,9 @@
 import type { Authorizer } from './leg-context.js';
 
 /** Placeholder until digest-auth.ts lands: answers no challenge. */
-export function createDigestAuthorizer(_credentials: { username: string; password: string }): Authorizer {
+export function createDigestAuthorizer(_credentials: {
+  username: string;
+  password: string;
+}): Authorizer {
   return { authorize: () => undefined };
 }

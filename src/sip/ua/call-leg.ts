@@ -3,7 +3,13 @@
 // the dialog (§12) that in-dialog-requests.ts serves.
 
 import { randomUUID } from 'node:crypto';
-import { generateBranch, generateCallId, generateTag, getHeader, getHeaders } from '../message/index.js';
+import {
+  generateBranch,
+  generateCallId,
+  generateTag,
+  getHeader,
+  getHeaders,
+} from '../message/index.js';
 import type { SipHeader, SipRequest, SipResponse } from '../message/types.js';
 import { Dialog, tagOf } from '../dialog/dialog.js';
 import { parseSessionExpires, SessionTimer } from '../dialog/session-timer.js';
@@ -20,7 +26,14 @@ import type {
 } from './call-leg-types.js';
 import { sendInDialog, sendRefresh } from './in-dialog-client.js';
 import type { Authorizer, LegContext } from './leg-context.js';
-import { buildCancel, buildInvite, checkText, failureFromResponse, formatParty, formatReason } from './request-factory.js';
+import {
+  buildCancel,
+  buildInvite,
+  checkText,
+  failureFromResponse,
+  formatParty,
+  formatReason,
+} from './request-factory.js';
 import { TypedEmitter } from './typed-emitter.js';
 
 export class CallLeg extends TypedEmitter<CallLegEvents> {
@@ -153,7 +166,11 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
   }
 
   /** @internal BYE; `announce` false when the caller already got `failed`. */
-  hangup(reason: HangupReason | undefined, detail: string | undefined, announce = true): Promise<void> {
+  hangup(
+    reason: HangupReason | undefined,
+    detail: string | undefined,
+    announce = true,
+  ): Promise<void> {
     if (this.ending) return this.ending;
     const headers: SipHeader[] = [];
     const r = reason ? formatReason(reason) : undefined;
@@ -223,7 +240,10 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
       this.gotProvisional = true;
       if (this.cancelRequested) this.sendCancel(); // §9.1: the held CANCEL goes now
       const sdp = res.body.length > 0 ? res.body.toString() : undefined;
-      this.emit('provisional', sdp === undefined ? { status, reason: res.reason } : { status, reason: res.reason, sdp });
+      this.emit(
+        'provisional',
+        sdp === undefined ? { status, reason: res.reason } : { status, reason: res.reason, sdp },
+      );
       return;
     }
     if ((status === 401 || status === 407) && this.retryWithCredentials(res)) return;
@@ -282,7 +302,10 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     const se = parseSessionExpires(getHeader(res, 'session-expires'));
     // RFC 4028 §7.2: the UAS names the refresher in its 2xx; none → the UAC.
     if (se) this.sessionTimer.arm(se.seconds, se.refresher !== 'uas');
-    this.emit('answered', { sdp: res.body.toString(), headers: res.headers.map((h) => [h.name, h.value]) });
+    this.emit('answered', {
+      sdp: res.body.toString(),
+      headers: res.headers.map((h) => [h.name, h.value]),
+    });
   }
 
   private ackAndBye(res: SipResponse): void {
@@ -336,13 +359,19 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
 
   private authHeaders(): SipHeader[] {
     if (!this.invite) return [];
-    return this.invite.headers.filter((h) => h.name === 'authorization' || h.name === 'proxy-authorization');
+    return this.invite.headers.filter(
+      (h) => h.name === 'authorization' || h.name === 'proxy-authorization',
+    );
   }
 
   /** @internal */
   localParams(): { sentBy: string; contact: string; userAgent: string } {
     const t = this.dest?.transport ?? this.opts.target.transport;
-    return { sentBy: this.ctx.sentBy(t), contact: this.ctx.contact(t), userAgent: this.ctx.config.userAgent };
+    return {
+      sentBy: this.ctx.sentBy(t),
+      contact: this.ctx.contact(t),
+      userAgent: this.ctx.config.userAgent,
+    };
   }
 
   /** Keeps answering stray 2xx for a while, then forgets the leg. */

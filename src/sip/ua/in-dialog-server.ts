@@ -16,13 +16,32 @@ import { ALLOW } from './request-factory.js';
 
 type Extra = Array<[string, string]>;
 
-function reply(leg: CallLeg, tx: ServerTransaction, status: number, reason: string, headers: Extra = [], body?: string, contentType?: string): void {
+function reply(
+  leg: CallLeg,
+  tx: ServerTransaction,
+  status: number,
+  reason: string,
+  headers: Extra = [],
+  body?: string,
+  contentType?: string,
+): void {
   const h: Extra = [['server', leg.ctx.config.userAgent], ...headers];
-  tx.respond(createResponse(tx.request, status, reason, { toTag: leg.localTag, headers: h, body, contentType }));
+  tx.respond(
+    createResponse(tx.request, status, reason, {
+      toTag: leg.localTag,
+      headers: h,
+      body,
+      contentType,
+    }),
+  );
 }
 
 /** Serves one request already matched to the leg's dialog. ACK has no tx. */
-export function handleInDialogRequest(leg: CallLeg, req: SipRequest, tx: ServerTransaction | undefined): void {
+export function handleInDialogRequest(
+  leg: CallLeg,
+  req: SipRequest,
+  tx: ServerTransaction | undefined,
+): void {
   const dialog = leg.dialog;
   if (!tx) {
     // §13.3.1.4: the ACK of our 2xx to a re-INVITE stops its retransmissions.
@@ -52,7 +71,10 @@ export function handleInDialogRequest(leg: CallLeg, req: SipRequest, tx: ServerT
       answerOffer(leg, req, tx);
       return;
     case 'OPTIONS':
-      reply(leg, tx, 200, 'OK', [['allow', ALLOW], ['accept', 'application/sdp']]);
+      reply(leg, tx, 200, 'OK', [
+        ['allow', ALLOW],
+        ['accept', 'application/sdp'],
+      ]);
       return;
     case 'INFO':
       onInfo(leg, req, tx);
@@ -87,7 +109,11 @@ function answerOffer(leg: CallLeg, req: SipRequest, tx: ServerTransaction): void
     reply(leg, tx, 500, 'Server Internal Error', [['retry-after', '1']]); // §14.2
     return;
   }
-  const headers: Extra = [['contact', leg.localParams().contact], ['allow', ALLOW], ['supported', 'timer']];
+  const headers: Extra = [
+    ['contact', leg.localParams().contact],
+    ['allow', ALLOW],
+    ['supported', 'timer'],
+  ];
   const se = parseSessionExpires(getHeader(req, 'session-expires'));
   if (se) {
     // RFC 4028 §9: echo the interval; the request's refresher (default uac = them) holds.

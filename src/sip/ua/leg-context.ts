@@ -29,7 +29,11 @@ export interface LegContext {
   sentBy(transport: TransportProtocol): string;
   /** Our Contact header value for a transport. */
   contact(transport: TransportProtocol): string;
-  resolve(target: { host: string; port?: number; transport: TransportProtocol }): Promise<Endpoint[]>;
+  resolve(target: {
+    host: string;
+    port?: number;
+    transport: TransportProtocol;
+  }): Promise<Endpoint[]>;
   createAuthorizer(credentials: { username: string; password: string }): Authorizer;
   /** Dialog registry: requests whose To tag is `localTag` go to the leg. */
   register(key: string, leg: unknown): void;

@@ -28,7 +28,10 @@ export interface InviteParts {
 /** §8.1.1: the mandatory headers, then ours and the caller's. */
 export function buildInvite(p: InviteParts): SipRequest {
   const headers: SipHeader[] = [
-    { name: 'via', value: `SIP/2.0/${p.transport.toUpperCase()} ${p.sentBy};rport;branch=${p.branch}` },
+    {
+      name: 'via',
+      value: `SIP/2.0/${p.transport.toUpperCase()} ${p.sentBy};rport;branch=${p.branch}`,
+    },
     { name: 'max-forwards', value: '70' },
     { name: 'from', value: p.from },
     { name: 'to', value: p.to },
@@ -42,7 +45,14 @@ export function buildInvite(p: InviteParts): SipRequest {
   if (p.auth) headers.push({ name: p.auth.name, value: p.auth.value });
   for (const [name, value] of p.extra) headers.push({ name: name.toLowerCase(), value });
   headers.push({ name: 'content-type', value: 'application/sdp' });
-  return { kind: 'request', method: 'INVITE', uri: p.requestUri, version: 'SIP/2.0', headers, body: p.sdp };
+  return {
+    kind: 'request',
+    method: 'INVITE',
+    uri: p.requestUri,
+    version: 'SIP/2.0',
+    headers,
+    body: p.sdp,
+  };
 }
 
 /** §9.1: CANCEL copies Request-URI, Call-ID, To, From, the CSeq number, the
@@ -61,7 +71,14 @@ export function buildCancel(invite: SipRequest): SipRequest {
     }
   }
   headers.push({ name: 'max-forwards', value: '70' });
-  return { kind: 'request', method: 'CANCEL', uri: invite.uri, version: 'SIP/2.0', headers, body: Buffer.alloc(0) };
+  return {
+    kind: 'request',
+    method: 'CANCEL',
+    uri: invite.uri,
+    version: 'SIP/2.0',
+    headers,
+    body: Buffer.alloc(0),
+  };
 }
 
 /** A name-addr for From/To from caller input; rejects CR/LF (header injection). */
@@ -76,7 +93,8 @@ export function formatParty(p: PartyAddress, tag?: string): string {
 }
 
 export function checkText(s: string): void {
-  if (/[\r\n\0]/.test(s)) throw new SipStackError('invalid_header', 'header text contains CR, LF or NUL');
+  if (/[\r\n\0]/.test(s))
+    throw new SipStackError('invalid_header', 'header text contains CR, LF or NUL');
 }
 
 /** The `failed` event for a final response, with Reason (RFC 3326), Warning

@@ -36,7 +36,11 @@ export interface SipStack {
   localAddress(transport: TransportProtocol): { host: string; port: number };
   invite(opts: InviteOptions): CallLeg;
   startTrunkMonitor(opts: TrunkMonitorOptions): TrunkMonitor;
-  stats(): SipStats & { activeLegs: number; clientTransactions: number; serverTransactions: number };
+  stats(): SipStats & {
+    activeLegs: number;
+    clientTransactions: number;
+    serverTransactions: number;
+  };
   /** The transport receive path, for fuzzing and tests. */
   receive(buf: Buffer, source: Endpoint): void;
 }
@@ -144,7 +148,11 @@ class EmbeddedSipStack implements SipStack {
     return m;
   }
 
-  stats(): SipStats & { activeLegs: number; clientTransactions: number; serverTransactions: number } {
+  stats(): SipStats & {
+    activeLegs: number;
+    clientTransactions: number;
+    serverTransactions: number;
+  } {
     const size = this.tx.size();
     return {
       ...this.counters,
@@ -180,11 +188,17 @@ class EmbeddedSipStack implements SipStack {
   private onRequest(req: SipRequest, stx: ServerTransaction | undefined): void {
     const isAck = req.method === 'ACK';
     // RFC 3261 §8.2: the UAS checks before acting (never answer an ACK).
-    const rejection = checkIncomingRequest(req, { supported: ['timer'], acceptTypes: ACCEPT.split(', ') });
+    const rejection = checkIncomingRequest(req, {
+      supported: ['timer'],
+      acceptTypes: ACCEPT.split(', '),
+    });
     if (rejection) {
-      if (stx) stx.respond(createResponse(req, rejection.status, rejection.reason, {
-        headers: (rejection.headers ?? []).map((h) => [h.name, h.value] as const),
-      }));
+      if (stx)
+        stx.respond(
+          createResponse(req, rejection.status, rejection.reason, {
+            headers: (rejection.headers ?? []).map((h) => [h.name, h.value] as const),
+          }),
+        );
       return;
     }
     const toTag = tagOf(getHeader(req, 'to'));
@@ -207,7 +221,12 @@ class EmbeddedSipStack implements SipStack {
     }
     switch (req.method) {
       case 'OPTIONS':
-        stx.respond(this.response(req, 200, 'OK', [['allow', ALLOW], ['accept', ACCEPT]]));
+        stx.respond(
+          this.response(req, 200, 'OK', [
+            ['allow', ALLOW],
+            ['accept', ACCEPT],
+          ]),
+        );
         return;
       case 'INVITE': {
         // Inbound calls are not supported: refuse cleanly (RFC 3261 §20.43 Warning).
@@ -237,7 +256,8 @@ class EmbeddedSipStack implements SipStack {
       return;
     }
     stx.respond(this.response(req, 200, 'OK'));
-    if (inviteTx.state === 'proceeding') inviteTx.respond(this.response(inviteTx.request, 487, 'Request Terminated'));
+    if (inviteTx.state === 'proceeding')
+      inviteTx.respond(this.response(inviteTx.request, 487, 'Request Terminated'));
   }
 
   /** A 2xx whose INVITE transaction is gone: the leg ACKs it again (§13.2.2.4). */
@@ -255,13 +275,17 @@ class EmbeddedSipStack implements SipStack {
     leg?.onStray2xx(res);
   }
 
-  private response(req: SipRequest, status: number, reason: string, headers: Array<[string, string]> = []): SipResponse {
+  private response(
+    req: SipRequest,
+    status: number,
+    reason: string,
+    headers: Array<[string, string]> = [],
+  ): SipResponse {
     return createResponse(req, status, reason, {
       toTag: generateTag(), // retransmissions get the stored response, same tag
       headers: [['server', this.config.userAgent], ...headers],
     });
   }
-
 
   private anyTransport(): TransportProtocol {
     return this.transport.has('udp') ? 'udp' : 'tcp';

@@ -157,7 +157,10 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
       uri,
       version: 'SIP/2.0',
       headers: [
-        { name: 'via', value: `SIP/2.0/${dest.transport.toUpperCase()} ${sentBy};rport;branch=${branch}` },
+        {
+          name: 'via',
+          value: `SIP/2.0/${dest.transport.toUpperCase()} ${sentBy};rport;branch=${branch}`,
+        },
         { name: 'max-forwards', value: '70' },
         { name: 'from', value: `<sip:gw@${sentBy}>;tag=${t.fromTag}` },
         { name: 'to', value: `<${uri}>` },

@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   await app.listen({ host: config.http.host, port: config.http.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;
-  log.info({ host: config.http.host, port, db: config.store.path, engine: config.sip.engine }, 'gateway listening');
+  log.info({ pid: process.pid, host: config.http.host, port, db: config.store.path, engine: config.sip.engine }, 'gateway listening');
 
   const shutdown = async (signal: string): Promise<void> => {
     if (draining) return;

@@ -43,6 +43,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }) as unknown as FastifyInstance;
 
   registerErrorHandler(app);
+  // JSON only: a text body is 415, not a string that reaches the handlers.
+  app.removeContentTypeParser('text/plain');
 
   await app.register(swagger, {
     openapi: {

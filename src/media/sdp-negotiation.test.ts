@@ -97,9 +97,9 @@ describe('negotiateRemoteSdp', () => {
 
   it('reports the four SDP failures with distinct codes', () => {
     expect(codeOf(() => negotiateRemoteSdp('garbage', 'answer', ctx))).toBe('sdp_error');
-    expect(
-      codeOf(() => negotiateRemoteSdp(answer(['c=IN IP4 198.51.100.7']), 'answer', ctx)),
-    ).toBe('sdp_error');
+    expect(codeOf(() => negotiateRemoteSdp(answer(['c=IN IP4 198.51.100.7']), 'answer', ctx))).toBe(
+      'sdp_error',
+    );
     expect(
       codeOf(() =>
         negotiateRemoteSdp(answer(['c=IN IP4 198.51.100.7', 'm=audio 0 RTP/AVP 0']), 'answer', ctx),
@@ -119,11 +119,10 @@ describe('negotiateRemoteSdp', () => {
     ).toBe('no_selected_codec');
     expect(
       codeOf(() =>
-        negotiateRemoteSdp(
-          answer(['c=IN IP4 198.51.100.7', 'm=audio 30000 RTP/AVP 8']),
-          'answer',
-          { ...ctx, codecs: ['PCMU'] },
-        ),
+        negotiateRemoteSdp(answer(['c=IN IP4 198.51.100.7', 'm=audio 30000 RTP/AVP 8']), 'answer', {
+          ...ctx,
+          codecs: ['PCMU'],
+        }),
       ),
     ).toBe('no_selected_codec');
   });

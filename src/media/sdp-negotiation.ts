@@ -153,7 +153,7 @@ export function negotiateRemoteSdp(
     remoteRtcpAddress: rtcpAddress,
     remoteRtcpPort: rtcpPort,
     rtcpMux,
-    direction: held ? 'inactive' : COMPLEMENT[direction] ?? 'sendrecv',
+    direction: held ? 'inactive' : (COMPLEMENT[direction] ?? 'sendrecv'),
     ptime: audio.ptime ?? null,
     commonCodecs: offered.map((o) => o.codec),
   };

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { PacingClock } from './pacing-clock.js';
+import { FakeMediaClock } from './test-support/fake-media-clock.js';
+
+function recorder(clock: FakeMediaClock): {
+  frames: number[];
+  times: number[];
+  onPacingTick(f: number): void;
+} {
+  const r = {
+    frames: [] as number[],
+    times: [] as number[],
+    onPacingTick(f: number) {
+      r.frames.push(f);
+      r.times.push(clock.now());
+    },
+  };
+  return r;
+}
+
+describe('PacingClock', () => {
+  it('ticks every 20 ms on an absolute schedule, spreading targets over slots', () => {
+    const clock = new FakeMediaClock();
+    const pacing = new PacingClock(clock, { slots: 4, leadMs: 0 });
+    const a = recorder(clock);
+    const b = recorder(clock);
+    pacing.add(a);
+    pacing.add(b);
+    clock.advance(200);
+    expect(a.frames).toEqual([...Array(11).keys()]);
+    expect(a.times.slice(0, 3)).toEqual([0, 20, 40]);
+    expect(b.times.slice(0, 3)).toEqual([5, 25, 45]);
+  });
+
+  it('does not drift when timers fire late', () => {
+    const clock = new FakeMediaClock();
+    const late = {
+      ...clock,
+      now: () => clock.now(),
+      wallNow: () => clock.wallNow(),
+      setTimer: (fn: () => void, ms: number) => clock.setTimer(fn, ms + 0.7), // every timer 0.7 ms late
+      clearTimer: (t: Parameters<FakeMediaClock['clearTimer']>[0]) => clock.clearTimer(t),
+    };
+    const pacing = new PacingClock(late, { slots: 1, leadMs: 0 });
+    const a = recorder(clock);
+    pacing.add(a);
+    clock.advance(20_000);
+    expect(a.frames.length).toBe(1000); // 0..999 by t = 19 980.7
+    for (let i = 1; i < a.times.length; i++) {
+      expect(a.times[i]! - 20 * i).toBeCloseTo(0.7, 6); // lateness constant, never accumulating
+    }
+  });
+
+  it('catches up a short stall back to back, skips a long one', () => {
+    const clock = new FakeMediaClock();
+    const pacing = new PacingClock(clock, { slots: 1, leadMs: 0, maxCatchUpFrames: 5 });
+    const a = recorder(clock);
+    pacing.add(a);
+    const stall = (ms: number): void => {
+      const start = clock.now();
+      // block the "event loop": move time without running timers
+      (clock as unknown as { t: number }).t = start + ms;
+    };
+    clock.advance(20); // frames 0, 1
+    stall(60);
+    clock.advance(0); // frames 2..4 back to back
+    expect(a.frames).toEqual([0, 1, 2, 3, 4]);
+    stall(1000);
+    clock.advance(0);
+    expect(a.frames.at(-1)).toBe(54);
+    expect(a.frames.length).toBeLessThan(10);
+    expect(pacing.stats().skippedTicks).toBeGreaterThan(40);
+  });
+
+  it('stops its timer with the last target and survives removal during a tick', () => {
+    const clock = new FakeMediaClock();
+    const pacing = new PacingClock(clock, { slots: 1 });
+    const seen: string[] = [];
+    const handles: ReturnType<PacingClock['add']>[] = [];
+    const mk = (name: string) => ({
+      onPacingTick: () => {
+        seen.push(name);
+        if (name === 'b') pacing.remove(handles[1]!);
+      },
+    });
+    handles.push(pacing.add(mk('a')), pacing.add(mk('b')), pacing.add(mk('c')));
+    clock.advance(20);
+    expect(seen.filter((s) => s === 'b')).toHaveLength(1);
+    expect(seen.filter((s) => s === 'a')).toHaveLength(2);
+    expect(seen.filter((s) => s === 'c')).toHaveLength(2);
+    pacing.remove(handles[0]!);
+    pacing.remove(handles[2]!);
+    expect(pacing.size).toBe(0);
+    const before = seen.length;
+    clock.advance(100);
+    expect(seen.length).toBe(before);
+  });
+});

@@ -1,0 +1,163 @@
+import type { MediaClock, MediaTimer } from './media-clock.js';
+
+/**
+ * One clock for every session's sending: frame k of slot s is due at
+ * t0 + k × frameMs + s × frameMs / slots, an absolute schedule, so timer
+ * lateness never accumulates into drift. Sessions are spread over `slots`
+ * phases so that hundreds of calls do not send in one burst. A single timer
+ * is armed for the next due slot; a slot that comes due within `leadMs` is
+ * run at once rather than waiting for one more timer (timers are
+ * millisecond-grained and fire late, never early). After a stall, up to
+ * `maxCatchUpFrames` late frames are sent back to back; beyond that the
+ * schedule skips ahead (sessions see the frame index jump and keep their
+ * RTP timestamps on the media clock).
+ */
+export interface PacedTarget {
+  /** Called once per frame with the global frame index of its slot. */
+  onPacingTick(frameIndex: number): void;
+}
+
+export interface PacingClockOptions {
+  /** Frame duration in ms (default 20). */
+  frameMs?: number;
+  /** Phases per frame over which sessions are spread (default 4). */
+  slots?: number;
+  /** How early a due slot may run instead of arming a timer (default 1 ms). */
+  leadMs?: number;
+  /** Late frames sent back to back before the schedule skips (default 5). */
+  maxCatchUpFrames?: number;
+}
+
+export interface PacingHandle {
+  readonly slot: number;
+  index: number;
+  readonly target: PacedTarget;
+}
+
+export interface PacingClockStats {
+  wakeups: number;
+  ticks: number;
+  skippedTicks: number;
+  /** Worst lateness of a tick against its due time, ms. */
+  maxLateMs: number;
+}
+
+export class PacingClock {
+  readonly frameMs: number;
+  private readonly slots: number;
+  private readonly slotMs: number;
+  private readonly leadMs: number;
+  private readonly maxCatchUpTicks: number;
+  private readonly members: PacingHandle[][];
+  private count = 0;
+  private t0 = 0;
+  /** Global tick number (frame × slots + slot) of the next tick to run. */
+  private nextTick = 0;
+  private timer: MediaTimer | null = null;
+  private readonly counters: PacingClockStats = {
+    wakeups: 0,
+    ticks: 0,
+    skippedTicks: 0,
+    maxLateMs: 0,
+  };
+
+  constructor(
+    private readonly clock: MediaClock,
+    options: PacingClockOptions = {},
+  ) {
+    this.frameMs = options.frameMs ?? 20;
+    this.slots = Math.max(1, Math.floor(options.slots ?? 4));
+    this.slotMs = this.frameMs / this.slots;
+    this.leadMs = options.leadMs ?? 1;
+    this.maxCatchUpTicks = (options.maxCatchUpFrames ?? 5) * this.slots;
+    this.members = Array.from({ length: this.slots }, () => []);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  stats(): PacingClockStats {
+    return { ...this.counters };
+  }
+
+  /** The frame index the next tick of `slot` will carry (for a session's start). */
+  nextFrameIndex(slot: number): number {
+    const frame = Math.floor(this.nextTick / this.slots);
+    return this.nextTick % this.slots <= slot ? frame : frame + 1;
+  }
+
+  /** Adds a target to the least loaded slot; the clock starts with its first target. */
+  add(target: PacedTarget): PacingHandle {
+    let slot = 0;
+    for (let s = 1; s < this.slots; s++) {
+      if (this.members[s]!.length < this.members[slot]!.length) slot = s;
+    }
+    const list = this.members[slot]!;
+    const handle: PacingHandle = { slot, index: list.length, target };
+    list.push(handle);
+    if (this.count++ === 0) this.start();
+    return handle;
+  }
+
+  remove(handle: PacingHandle): void {
+    const list = this.members[handle.slot]!;
+    if (list[handle.index] !== handle) return;
+    const last = list.pop()!;
+    if (last !== handle) {
+      list[handle.index] = last;
+      last.index = handle.index;
+    }
+    handle.index = -1;
+    if (--this.count === 0) this.stop();
+  }
+
+  private start(): void {
+    this.t0 = this.clock.now();
+    this.nextTick = 0;
+    this.arm();
+  }
+
+  private stop(): void {
+    if (this.timer !== null) this.clock.clearTimer(this.timer);
+    this.timer = null;
+  }
+
+  private readonly wake = (): void => {
+    this.timer = null;
+    this.counters.wakeups++;
+    const now = this.clock.now();
+    let due = this.t0 + this.nextTick * this.slotMs;
+    if (now - due > this.maxCatchUpTicks * this.slotMs) {
+      // RTP keeps its media clock: skip to the tick now due
+      const skip = Math.floor((now - due) / this.slotMs);
+      this.nextTick += skip;
+      this.counters.skippedTicks += skip;
+      due = this.t0 + this.nextTick * this.slotMs;
+    }
+    while (due <= now + this.leadMs && this.count > 0) {
+      const late = now - due;
+      if (late > this.counters.maxLateMs) this.counters.maxLateMs = late;
+      const tick = this.nextTick++;
+      this.runSlot(tick % this.slots, Math.floor(tick / this.slots));
+      this.counters.ticks++;
+      due = this.t0 + this.nextTick * this.slotMs;
+    }
+    if (this.count > 0) this.arm();
+  };
+
+  private runSlot(slot: number, frame: number): void {
+    const list = this.members[slot]!;
+    // iterate backwards: a target removing itself swaps in one already run
+    for (let i = list.length - 1; i >= 0; i--) {
+      const h = list[i];
+      if (h) h.target.onPacingTick(frame);
+    }
+  }
+
+  private arm(): void {
+    const due = this.t0 + this.nextTick * this.slotMs;
+    const delay = due - this.leadMs - this.clock.now();
+    this.timer = this.clock.setTimer(this.wake, delay > 0 ? delay : 0);
+  }
+}

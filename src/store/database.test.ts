@@ -1,0 +1,49 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AccountService } from '../accounts/account-service.js';
+import { ManualClock } from '../clock.js';
+import { openDatabase } from './database.js';
+import { SCHEMA_VERSION } from './migrations.js';
+import { createStore } from './store.js';
+
+describe('openDatabase on a real file', () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'gw-db-')), 'nested', 'gateway.sqlite');
+
+  it('uses WAL with synchronous=FULL and migrates to the current version', () => {
+    const db = openDatabase(path);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    db.close();
+  });
+
+  it('keeps what was written across a reopen, and migrating again changes nothing', () => {
+    const clock = new ManualClock();
+    let db = openDatabase(path);
+    const store = createStore(db);
+    const accounts = new AccountService(store, clock);
+    const company = accounts.bootstrap('boot-key')!;
+    expect(accounts.bootstrap('boot-key')).toBeUndefined();
+    store.calls.insert({ id: 'c1', callId: 'k1', companyId: company.id, phoneNumber: '+12125551234', agentId: null, status: 'to_be_processed', scheduledAt: null, createdAt: 'a', modifiedAt: 'a', metadata: { x: '1' } });
+    store.calls.update('c1', { status: 'trying' }, 'b');
+    db.close();
+
+    db = openDatabase(path);
+    const again = createStore(db);
+    expect(again.companies.all().map((c) => c.name)).toEqual(['default']);
+    expect(again.calls.getById('c1')).toMatchObject({ status: 'trying', metadata: { x: '1' } });
+    expect(again.calls.events('c1').map((e) => e.status)).toEqual(['to_be_processed', 'trying']);
+    db.close();
+  });
+
+  it('never moves a call out of a status the caller did not allow', () => {
+    const store = createStore(openDatabase(':memory:'));
+    const company = new AccountService(store, new ManualClock()).createCompany('x');
+    store.calls.insert({ id: 'c', callId: 'k', companyId: company.id, phoneNumber: '+1', agentId: null, status: 'answered', scheduledAt: null, createdAt: 'a', modifiedAt: 'a' });
+    expect(store.calls.update('c', { status: 'failed' }, 'b', { onlyFrom: ['trying', 'ringing'] })).toBeUndefined();
+    expect(store.calls.getById('c')!.status).toBe('answered');
+  });
+});

@@ -57,7 +57,12 @@ const OPTIONS = {
 class UsageError extends Error {}
 
 export function runCli(argv: string[], openStore: () => Store, print: (v: unknown) => void): void {
-  const { values: o, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const { values: o, positionals } = parseArgs({
+    args: argv,
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: true,
+  });
   const [noun, verb] = positionals;
   const need = (key: keyof typeof o): string => {
     const v = o[key];
@@ -74,8 +79,13 @@ export function runCli(argv: string[], openStore: () => Store, print: (v: unknow
 
   if (noun === 'config' && verb === 'defaults') return print(defaultConfigObject());
   if (noun === 'config' && verb === 'table') {
-    const rows = CONFIG_SCHEMA.map((e) => `| \`${e.key}\` | \`${e.env}\` | \`${JSON.stringify(e.default)}\` | ${e.description} |`);
-    return print(['| key | environment | default | description |', '|---|---|---|---|', ...rows].join('\n'));
+    const rows = CONFIG_SCHEMA.map(
+      (e) =>
+        `| \`${e.key}\` | \`${e.env}\` | \`${JSON.stringify(e.default)}\` | ${e.description} |`,
+    );
+    return print(
+      ['| key | environment | default | description |', '|---|---|---|---|', ...rows].join('\n'),
+    );
   }
   if (!noun || noun === 'help') return print(HELP);
 
@@ -100,13 +110,27 @@ export function runCli(argv: string[], openStore: () => Store, print: (v: unknow
         }),
       );
     case 'company list':
-      return print(store.companies.all().map((c) => ({ ...c, plan: store.companies.getPlan(c.id) })));
+      return print(
+        store.companies.all().map((c) => ({ ...c, plan: store.companies.getPlan(c.id) })),
+      );
     case 'key create': {
-      const groups = o.groups?.split(',').map((g) => g.trim()).filter(Boolean) as OperationGroup[] | undefined;
+      const groups = o.groups
+        ?.split(',')
+        .map((g) => g.trim())
+        .filter(Boolean) as OperationGroup[] | undefined;
       const bad = groups?.filter((g) => !OPERATION_GROUPS.includes(g));
-      if (bad && bad.length > 0) throw new UsageError(`unknown group(s) ${bad.join(', ')}; known: ${OPERATION_GROUPS.join(', ')}`);
-      if (o.ip === '0.0.0.0') throw new UsageError('--ip 0.0.0.0 is not allowed; leave it out to allow any IP');
-      const { key, secret } = accounts.createApiKey(company(), { name: need('name'), fullAccess: !groups, groups, allowedIp: o.ip ?? null });
+      if (bad && bad.length > 0)
+        throw new UsageError(
+          `unknown group(s) ${bad.join(', ')}; known: ${OPERATION_GROUPS.join(', ')}`,
+        );
+      if (o.ip === '0.0.0.0')
+        throw new UsageError('--ip 0.0.0.0 is not allowed; leave it out to allow any IP');
+      const { key, secret } = accounts.createApiKey(company(), {
+        name: need('name'),
+        fullAccess: !groups,
+        groups,
+        allowedIp: o.ip ?? null,
+      });
       return print({ ...keyView(key), key: secret });
     }
     case 'key list':
@@ -116,17 +140,31 @@ export function runCli(argv: string[], openStore: () => Store, print: (v: unknow
       return print({ revoked: o.id });
     case 'trunk create': {
       const transport = o.transport ?? 'udp';
-      if (transport !== 'udp' && transport !== 'tcp') throw new UsageError('--transport must be udp or tcp');
+      if (transport !== 'udp' && transport !== 'tcp')
+        throw new UsageError('--transport must be udp or tcp');
       const callerId = o['caller-id'] ?? null;
       return print(
         trunkView(
           store.sipTrunks.insert({
-            id: randomUUID(), companyId: company(), createdAt: now, modifiedAt: now,
-            name: need('name'), host: need('host'), port: num('port'), transport,
-            username: o.username ?? null, password: o.password ?? null,
-            defaultCallerId: callerId, callerIds: callerId ? [callerId] : [],
-            numberFormat: 'e164', techPrefix: '', headers: {}, ratePerMinute: 0,
-            isDefault: !!o.default, active: true, maxChannels: null,
+            id: randomUUID(),
+            companyId: company(),
+            createdAt: now,
+            modifiedAt: now,
+            name: need('name'),
+            host: need('host'),
+            port: num('port'),
+            transport,
+            username: o.username ?? null,
+            password: o.password ?? null,
+            defaultCallerId: callerId,
+            callerIds: callerId ? [callerId] : [],
+            numberFormat: 'e164',
+            techPrefix: '',
+            headers: {},
+            ratePerMinute: 0,
+            isDefault: !!o.default,
+            active: true,
+            maxChannels: null,
           }),
         ),
       );
@@ -136,10 +174,23 @@ export function runCli(argv: string[], openStore: () => Store, print: (v: unknow
     case 'agent create':
       return print(
         store.agents.insert({
-          id: randomUUID(), companyId: company(), createdAt: now, modifiedAt: now,
-          name: need('name'), websocketUrl: need('url'), audioFormat: 'mulaw_8000',
-          prompt: o.prompt ?? '', welcomeMessage: '', language: null, version: 1,
-          outgoing: { ringTimeoutSeconds: null, maxDurationSeconds: null, recordingEnabled: true, voicemailDetection: false },
+          id: randomUUID(),
+          companyId: company(),
+          createdAt: now,
+          modifiedAt: now,
+          name: need('name'),
+          websocketUrl: need('url'),
+          audioFormat: 'mulaw_8000',
+          prompt: o.prompt ?? '',
+          welcomeMessage: '',
+          language: null,
+          version: 1,
+          outgoing: {
+            ringTimeoutSeconds: null,
+            maxDurationSeconds: null,
+            recordingEnabled: true,
+            voicemailDetection: false,
+          },
         }),
       );
     case 'agent list':
@@ -157,7 +208,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       (v) => console.log(typeof v === 'string' ? v : JSON.stringify(v, null, 2)),
     );
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (
+      err instanceof UsageError ||
+      err instanceof ConfigError ||
+      (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       console.error(`error: ${(err as Error).message}\n\n${HELP}`);
       process.exit(2);
     }

@@ -3,8 +3,20 @@
 import pino, { type Logger } from 'pino';
 
 export const REDACTED_KEYS = [
-  'phoneNumber', 'destinationNumber', 'callerId', 'number', 'from', 'to', 'digits', 'digit',
-  'transcript', 'content', 'apiKey', 'password', 'secret', 'authorization',
+  'phoneNumber',
+  'destinationNumber',
+  'callerId',
+  'number',
+  'from',
+  'to',
+  'digits',
+  'digit',
+  'transcript',
+  'content',
+  'apiKey',
+  'password',
+  'secret',
+  'authorization',
 ];
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

@@ -26,7 +26,8 @@ async function main(): Promise<void> {
   const db = openDatabase(config.store.path);
   const store = createStore(db);
   const accounts = new AccountService(store, clock);
-  if (accounts.bootstrap(config.bootstrap.apiKey)) log.info('created company "default" with the bootstrap API key');
+  if (accounts.bootstrap(config.bootstrap.apiKey))
+    log.info('created company "default" with the bootstrap API key');
 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
@@ -45,7 +46,16 @@ async function main(): Promise<void> {
   await app.listen({ host: config.http.host, port: config.http.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;
-  log.info({ pid: process.pid, host: config.http.host, port, db: config.store.path, engine: config.sip.engine }, 'gateway listening');
+  log.info(
+    {
+      pid: process.pid,
+      host: config.http.host,
+      port,
+      db: config.store.path,
+      engine: config.sip.engine,
+    },
+    'gateway listening',
+  );
 
   const shutdown = async (signal: string): Promise<void> => {
     if (draining) return;

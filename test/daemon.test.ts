@@ -19,18 +19,51 @@ describe('daemon started with npm start', () => {
     expect((await d.api('GET', '/healthz')).status).toBe(200);
     expect((await d.api('GET', '/readyz')).json).toEqual({ status: 'ready' });
 
-    const trunk = await d.api('POST', '/api/v1/phones/sip-trunks', { name: 'carrier', host: '127.0.0.1', port: 5080, isDefault: true, callerIds: ['+12125550100'], defaultCallerId: '+12125550100' }, h);
+    const trunk = await d.api(
+      'POST',
+      '/api/v1/phones/sip-trunks',
+      {
+        name: 'carrier',
+        host: '127.0.0.1',
+        port: 5080,
+        isDefault: true,
+        callerIds: ['+12125550100'],
+        defaultCallerId: '+12125550100',
+      },
+      h,
+    );
     expect(trunk.status).toBe(201);
-    const agent = await d.api('POST', '/api/v1/agents', { name: 'sales', websocketUrl: 'ws://127.0.0.1:8765/agent' }, h);
+    const agent = await d.api(
+      'POST',
+      '/api/v1/agents',
+      { name: 'sales', websocketUrl: 'ws://127.0.0.1:8765/agent' },
+      h,
+    );
     expect(agent.status).toBe(201);
-    const call = await d.api('POST', '/api/v1/phones/calls/initiate-call', { destinationNumber: '+12125551234', agentId: agent.json.id, useAntiHarassmentProtection: true }, h);
+    const call = await d.api(
+      'POST',
+      '/api/v1/phones/calls/initiate-call',
+      {
+        destinationNumber: '+12125551234',
+        agentId: agent.json.id,
+        useAntiHarassmentProtection: true,
+      },
+      h,
+    );
     expect(call.status, JSON.stringify(call.json)).toBe(200);
     expect(call.json.scheduled).toBe(false);
 
-    const bad = await d.api('POST', '/api/v1/phones/calls/initiate-call', { destinationNumber: '555-1234', agentId: agent.json.id }, h);
+    const bad = await d.api(
+      'POST',
+      '/api/v1/phones/calls/initiate-call',
+      { destinationNumber: '555-1234', agentId: agent.json.id },
+      h,
+    );
     expect(bad.status).toBe(400);
     expect(bad.json.error).toBe('invalid_destination_number');
-    expect((await d.api('GET', '/api/v1/agents', undefined, { authorization: `Bearer ${KEY}` })).status).toBe(401);
+    expect(
+      (await d.api('GET', '/api/v1/agents', undefined, { authorization: `Bearer ${KEY}` })).status,
+    ).toBe(401);
 
     const metrics = await fetch(`${d.baseUrl}/metrics`);
     expect(await metrics.text()).toContain('process_cpu_seconds_total');
@@ -42,18 +75,31 @@ describe('daemon started with npm start', () => {
 
     // The record is in the SQLite file, and a restarted daemon serves it.
     const db = new Database(d.dbPath, { readonly: true });
-    expect((db.prepare('SELECT status FROM calls WHERE call_id = ?').get(call.json.callId) as { status: string }).status).toBe('to_be_processed');
+    expect(
+      (
+        db.prepare('SELECT status FROM calls WHERE call_id = ?').get(call.json.callId) as {
+          status: string;
+        }
+      ).status,
+    ).toBe('to_be_processed');
     db.close();
     const again = await startDaemon({ GATEWAY_DB_PATH: d.dbPath, GATEWAY_BOOTSTRAP_API_KEY: KEY });
     daemons.push(again);
     const read = await again.api('GET', `/api/v1/phones/calls/${call.json.callId}`, undefined, h);
     expect(read.status).toBe(200);
-    expect(read.json).toMatchObject({ callId: call.json.callId, phoneNumber: '+12125551234', status: 'to_be_processed' });
+    expect(read.json).toMatchObject({
+      callId: call.json.callId,
+      phoneNumber: '+12125551234',
+      status: 'to_be_processed',
+    });
     expect(await again.stop('SIGTERM')).toBe(0);
   });
 
   it('exits 2 with a clear message on a bad config', async () => {
-    const { code, out } = await run('npm', ['start', '--silent'], { GATEWAY_HTTP_PORT: 'eighty', GATEWAY_DB_PATH: ':memory:' });
+    const { code, out } = await run('npm', ['start', '--silent'], {
+      GATEWAY_HTTP_PORT: 'eighty',
+      GATEWAY_DB_PATH: ':memory:',
+    });
     expect(code).toBe(2);
     expect(out).toContain('invalid configuration');
     expect(out).toContain('GATEWAY_HTTP_PORT=eighty');
@@ -63,11 +109,39 @@ describe('daemon started with npm start', () => {
     const d = await startDaemon();
     daemons.push(d);
     const env = { GATEWAY_DB_PATH: d.dbPath };
-    const company = JSON.parse((await run('npm', ['run', '-s', 'cli', '--', 'company', 'create', '--name', 'cli-co'], env)).out);
-    const key = JSON.parse((await run('npm', ['run', '-s', 'cli', '--', 'key', 'create', '--company', company.id, '--name', 'ops', '--groups', 'Agents'], env)).out);
+    const company = JSON.parse(
+      (await run('npm', ['run', '-s', 'cli', '--', 'company', 'create', '--name', 'cli-co'], env))
+        .out,
+    );
+    const key = JSON.parse(
+      (
+        await run(
+          'npm',
+          [
+            'run',
+            '-s',
+            'cli',
+            '--',
+            'key',
+            'create',
+            '--company',
+            company.id,
+            '--name',
+            'ops',
+            '--groups',
+            'Agents',
+          ],
+          env,
+        )
+      ).out,
+    );
     expect(key.key).toMatch(/^ocg_/);
-    expect((await d.api('GET', '/api/v1/agents', undefined, { 'x-api-key': key.key })).json).toEqual({ items: [] });
-    expect((await d.api('GET', '/api/v1/phones/sip-trunks', undefined, { 'x-api-key': key.key })).status).toBe(403);
+    expect(
+      (await d.api('GET', '/api/v1/agents', undefined, { 'x-api-key': key.key })).json,
+    ).toEqual({ items: [] });
+    expect(
+      (await d.api('GET', '/api/v1/phones/sip-trunks', undefined, { 'x-api-key': key.key })).status,
+    ).toBe(403);
     await d.stop('SIGTERM');
   });
 });

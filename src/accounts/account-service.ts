@@ -24,10 +24,21 @@ export class AccountService {
     private readonly clock: Clock,
   ) {}
 
-  createCompany(name: string, parentId: string | null = null, plan: PlanLimits = {}, settings: CompanySettings = {}): Company {
+  createCompany(
+    name: string,
+    parentId: string | null = null,
+    plan: PlanLimits = {},
+    settings: CompanySettings = {},
+  ): Company {
     const now = this.iso();
     return this.store.db.transaction(() => {
-      const company = this.store.companies.insert({ id: randomUUID(), name, parentId, settings, createdAt: now });
+      const company = this.store.companies.insert({
+        id: randomUUID(),
+        name,
+        parentId,
+        settings,
+        createdAt: now,
+      });
       this.store.companies.savePlan({
         companyId: company.id,
         allowOutbound: plan.allowOutbound ?? true,
@@ -44,7 +55,12 @@ export class AccountService {
   updatePlan(companyId: string, limits: PlanLimits): Plan {
     const current = this.store.companies.getPlan(companyId);
     if (!current) throw new Error(`company ${companyId} has no plan`);
-    return this.store.companies.savePlan({ ...current, ...limits, companyId, modifiedAt: this.iso() });
+    return this.store.companies.savePlan({
+      ...current,
+      ...limits,
+      companyId,
+      modifiedAt: this.iso(),
+    });
   }
 
   /** Returns the stored key and, once, its full secret. */

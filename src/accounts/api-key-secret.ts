@@ -19,6 +19,8 @@ export function hashesEqual(a: Buffer, b: Buffer): boolean {
 
 /** "ocg_Ab…wxyz": enough to recognise a key, never enough to use it. */
 export function maskApiKey(key: string): string {
-  const head = key.startsWith(API_KEY_PREFIX) ? key.slice(0, API_KEY_PREFIX.length + 2) : key.slice(0, 2);
+  const head = key.startsWith(API_KEY_PREFIX)
+    ? key.slice(0, API_KEY_PREFIX.length + 2)
+    : key.slice(0, 2);
   return `${head}…${key.length > 12 ? key.slice(-4) : ''}`;
 }

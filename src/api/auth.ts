@@ -27,7 +27,8 @@ declare module 'fastify' {
 }
 
 /** One body for every 401, so a caller cannot tell why (spec §5 failure rules). */
-const UNAUTHORIZED = () => new ApiError('unauthorized', 'A valid API key is required in the x-api-key header.');
+const UNAUTHORIZED = () =>
+  new ApiError('unauthorized', 'A valid API key is required in the x-api-key header.');
 
 /** last_used_at is written at most this often per key (each write is an fsync). */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -41,7 +42,12 @@ export function registerAuth(app: FastifyInstance, store: Store, clock: Clock): 
   });
 }
 
-function authenticate(request: FastifyRequest, access: Exclude<RouteAccess, 'public'>, store: Store, clock: Clock): AuthContext {
+function authenticate(
+  request: FastifyRequest,
+  access: Exclude<RouteAccess, 'public'>,
+  store: Store,
+  clock: Clock,
+): AuthContext {
   const header = request.headers['x-api-key'];
   if (typeof header !== 'string' || header === '') throw UNAUTHORIZED();
   const hash = hashApiKey(header);
@@ -55,17 +61,24 @@ function authenticate(request: FastifyRequest, access: Exclude<RouteAccess, 'pub
   }
 
   if (access === 'admin' ? !key.fullAccess : !key.fullAccess && !key.groups.includes(access)) {
-    throw new ApiError('operation_not_allowed', `This API key may not perform ${access === 'admin' ? 'administrative' : access} operations.`);
+    throw new ApiError(
+      'operation_not_allowed',
+      `This API key may not perform ${access === 'admin' ? 'administrative' : access} operations.`,
+    );
   }
 
   const own = store.companies.get(key.companyId);
   if (!own) throw UNAUTHORIZED();
   const target = request.headers['x-company-id'];
   if (target === undefined || target === '' || target === own.id) return { key, company: own };
-  if (typeof target !== 'string') throw new ApiError('company_access_denied', 'x-company-id must be a single value.');
+  if (typeof target !== 'string')
+    throw new ApiError('company_access_denied', 'x-company-id must be a single value.');
   const sub = store.companies.get(target);
   if (!sub || sub.parentId !== own.id) {
-    throw new ApiError('company_access_denied', 'This API key may not act for the company named in x-company-id.');
+    throw new ApiError(
+      'company_access_denied',
+      'This API key may not act for the company named in x-company-id.',
+    );
   }
   return { key, company: sub };
 }

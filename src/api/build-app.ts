@@ -21,7 +21,10 @@ import { registerSystemRoutes, type Readiness } from './routes/system-routes.js'
 import { registerVoipSipRoutes } from './routes/voip-sip-routes.js';
 
 export interface AppDeps {
-  config: Pick<Config['http'], 'bodyLimitBytes' | 'trustProxy' | 'rateLimitMax' | 'rateLimitWindowMs'>;
+  config: Pick<
+    Config['http'],
+    'bodyLimitBytes' | 'trustProxy' | 'rateLimitMax' | 'rateLimitWindowMs'
+  >;
   store: Store;
   clock: Clock;
   calls: CallService;
@@ -37,7 +40,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.config.bodyLimitBytes,
     trustProxy: deps.config.trustProxy,
     // Unknown fields must stay visible to be refused; never coerce types.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+    ajv: {
+      customOptions: {
+        removeAdditional: false,
+        coerceTypes: false,
+        useDefaults: true,
+        allErrors: false,
+      },
+    },
     // Request lines carry numbers in paths (opt-outs): not logged per request.
     logController: new LogController({ disableRequestLogging: true }),
   }) as unknown as FastifyInstance;
@@ -54,7 +64,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         version: '1.0.0',
         description: errorCatalogueMarkdown(),
       },
-      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
+      components: {
+        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+      },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
@@ -66,7 +78,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Per key; the raw key never becomes a map key (a hash does).
     keyGenerator: (request) => {
       const key = request.headers['x-api-key'];
-      return typeof key === 'string' && key !== '' ? hashApiKey(key).toString('base64url') : request.ip;
+      return typeof key === 'string' && key !== ''
+        ? hashApiKey(key).toString('base64url')
+        : request.ip;
     },
     errorResponseBuilder: (_request, context) => ({
       statusCode: 429,

@@ -36,7 +36,10 @@ export interface DocumentRoutesOptions<T extends OwnedDocument> {
   view?(doc: T): Record<string, unknown>;
 }
 
-export function registerDocumentRoutes<T extends OwnedDocument>(app: FastifyInstance, o: DocumentRoutesOptions<T>): void {
+export function registerDocumentRoutes<T extends OwnedDocument>(
+  app: FastifyInstance,
+  o: DocumentRoutesOptions<T>,
+): void {
   const view = o.view ?? ((d: T) => d as unknown as Record<string, unknown>);
   const iso = () => new Date(o.clock.now()).toISOString();
   const idParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
@@ -47,43 +50,99 @@ export function registerDocumentRoutes<T extends OwnedDocument>(app: FastifyInst
     return doc;
   };
 
-  app.post(o.path, {
-    config: { access: o.access },
-    schema: { ...common, summary: `Create a ${o.noun}`, body: { type: 'object', additionalProperties: false, properties: o.properties, required: o.required } },
-  }, async (request, reply) => {
-    const now = iso();
-    const doc = { ...o.build(request.body as Record<string, unknown>), id: randomUUID(), companyId: request.auth.company.id, createdAt: now, modifiedAt: now } as T;
-    o.check?.(doc);
-    o.repo.insert(doc);
-    o.afterSave?.(doc);
-    return reply.code(201).send(view(doc));
-  });
-
-  app.get(o.path, { config: { access: o.access }, schema: { ...common, summary: `List ${o.noun}s` } }, async (request) => ({
-    items: o.repo.list(request.auth.company.id).map(view),
-  }));
-
-  app.get(`${o.path}/:id`, { config: { access: o.access }, schema: { ...common, summary: `Get a ${o.noun}`, params: idParams } }, async (request) =>
-    view(find(request.auth.company.id, (request.params as { id: string }).id)),
+  app.post(
+    o.path,
+    {
+      config: { access: o.access },
+      schema: {
+        ...common,
+        summary: `Create a ${o.noun}`,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: o.properties,
+          required: o.required,
+        },
+      },
+    },
+    async (request, reply) => {
+      const now = iso();
+      const doc = {
+        ...o.build(request.body as Record<string, unknown>),
+        id: randomUUID(),
+        companyId: request.auth.company.id,
+        createdAt: now,
+        modifiedAt: now,
+      } as T;
+      o.check?.(doc);
+      o.repo.insert(doc);
+      o.afterSave?.(doc);
+      return reply.code(201).send(view(doc));
+    },
   );
 
-  app.patch(`${o.path}/:id`, {
-    config: { access: o.access },
-    schema: { ...common, summary: `Change a ${o.noun}`, params: idParams, body: { type: 'object', additionalProperties: false, properties: o.properties, minProperties: 1 } },
-  }, async (request) => {
-    const prev = find(request.auth.company.id, (request.params as { id: string }).id);
-    let next = { ...prev, ...(request.body as Partial<T>), id: prev.id, companyId: prev.companyId, createdAt: prev.createdAt, modifiedAt: iso() } as T;
-    if (o.onPatch) next = o.onPatch(prev, next);
-    o.check?.(next);
-    o.repo.update(next);
-    o.afterSave?.(next);
-    return view(next);
-  });
+  app.get(
+    o.path,
+    { config: { access: o.access }, schema: { ...common, summary: `List ${o.noun}s` } },
+    async (request) => ({
+      items: o.repo.list(request.auth.company.id).map(view),
+    }),
+  );
 
-  app.delete(`${o.path}/:id`, { config: { access: o.access }, schema: { ...common, summary: `Delete a ${o.noun}`, params: idParams } }, async (request, reply) => {
-    const doc = find(request.auth.company.id, (request.params as { id: string }).id);
-    o.beforeDelete?.(doc);
-    o.repo.remove(doc.companyId, doc.id);
-    return reply.code(204).send();
-  });
+  app.get(
+    `${o.path}/:id`,
+    {
+      config: { access: o.access },
+      schema: { ...common, summary: `Get a ${o.noun}`, params: idParams },
+    },
+    async (request) => view(find(request.auth.company.id, (request.params as { id: string }).id)),
+  );
+
+  app.patch(
+    `${o.path}/:id`,
+    {
+      config: { access: o.access },
+      schema: {
+        ...common,
+        summary: `Change a ${o.noun}`,
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: o.properties,
+          minProperties: 1,
+        },
+      },
+    },
+    async (request) => {
+      const prev = find(request.auth.company.id, (request.params as { id: string }).id);
+      let next = {
+        ...prev,
+        ...(request.body as Partial<T>),
+        id: prev.id,
+        companyId: prev.companyId,
+        createdAt: prev.createdAt,
+        modifiedAt: iso(),
+      } as T;
+      if (o.onPatch) next = o.onPatch(prev, next);
+      o.check?.(next);
+      o.repo.update(next);
+      o.afterSave?.(next);
+      return view(next);
+    },
+  );
+
+  app.delete(
+    `${o.path}/:id`,
+    {
+      config: { access: o.access },
+      schema: { ...common, summary: `Delete a ${o.noun}`, params: idParams },
+    },
+    async (request, reply) => {
+      const doc = find(request.auth.company.id, (request.params as { id: string }).id);
+      o.beforeDelete?.(doc);
+      o.repo.remove(doc.companyId, doc.id);
+      return reply.code(204).send();
+    },
+  );
 }

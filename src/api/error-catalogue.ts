@@ -9,11 +9,27 @@ export interface CatalogueEntry {
 
 /** Request fields whose validation failure is `invalid_<snake_case field>`. */
 export const VALIDATED_FIELDS = [
-  'sipTrunkId', 'voipPhoneId', 'callerId', 'outBoundCallerIdPrefix', 'destinationNumber',
-  'isInternalCall', 'agentId', 'contextForAi', 'emailAddress', 'dynamicVariables',
-  'superVariables', 'metadata', 'overrideTimeRestriction', 'overrideDayRestriction',
-  'useAntiHarassmentProtection', 'isWelcomeMessageAIGenerated', 'welcomeMessageOverride',
-  'scheduledAt', 'retryDelayMinutes', 'maxRetries', 'additionalPhoneNumbers',
+  'sipTrunkId',
+  'voipPhoneId',
+  'callerId',
+  'outBoundCallerIdPrefix',
+  'destinationNumber',
+  'isInternalCall',
+  'agentId',
+  'contextForAi',
+  'emailAddress',
+  'dynamicVariables',
+  'superVariables',
+  'metadata',
+  'overrideTimeRestriction',
+  'overrideDayRestriction',
+  'useAntiHarassmentProtection',
+  'isWelcomeMessageAIGenerated',
+  'welcomeMessageOverride',
+  'scheduledAt',
+  'retryDelayMinutes',
+  'maxRetries',
+  'additionalPhoneNumbers',
 ] as const;
 
 export function fieldErrorCode(field: string): string {
@@ -23,24 +39,52 @@ export function fieldErrorCode(field: string): string {
 const base: Record<string, CatalogueEntry> = {
   // 400: malformed or invalid requests
   invalid_json: { status: 400, description: 'The body is not valid JSON.' },
-  invalid_body: { status: 400, description: 'The body is not a JSON object, or fails the route schema.' },
+  invalid_body: {
+    status: 400,
+    description: 'The body is not a JSON object, or fails the route schema.',
+  },
   unknown_field: { status: 400, description: 'The body has a field the contract does not define.' },
-  from_number_not_allowed: { status: 400, description: '`fromNumber` is not part of the contract; use `callerId`.' },
+  from_number_not_allowed: {
+    status: 400,
+    description: '`fromNumber` is not part of the contract; use `callerId`.',
+  },
   agent_not_found: { status: 400, description: 'Invalid or inaccessible agent id.' },
   voip_phone_not_found: { status: 400, description: 'Bad VoIP phone id.' },
-  sip_trunk_not_found: { status: 400, description: 'Trunk not found or offline, or no SIP trunk or VoIP phone specified and none resolvable.' },
-  caller_id_not_allowed: { status: 400, description: 'The caller ID is not one the trunk may present.' },
+  sip_trunk_not_found: {
+    status: 400,
+    description:
+      'Trunk not found or offline, or no SIP trunk or VoIP phone specified and none resolvable.',
+  },
+  caller_id_not_allowed: {
+    status: 400,
+    description: 'The caller ID is not one the trunk may present.',
+  },
   distributor_not_found: { status: 400, description: 'Configuration issue.' },
   call_already_scheduled: { status: 400, description: 'Schedule conflict.' },
   failed_to_schedule_call: { status: 400, description: 'Schedule conflict.' },
   contact_not_found: { status: 400, description: 'Contact not found.' },
   call_not_live: { status: 409, description: 'The call has already ended.' },
   // 401, 403
-  unauthorized: { status: 401, description: 'Missing, unknown, revoked or IP-restricted API key (one body for all).' },
-  operation_not_allowed: { status: 403, description: "The key's operation groups do not include this operation." },
-  company_access_denied: { status: 403, description: '`x-company-id` names a company the key may not act for.' },
-  outbound_calls_not_allowed: { status: 403, description: "The company's plan does not include outbound calls." },
-  callee_opted_out: { status: 403, description: 'The callee asked never to be called again (or not before `blockedUntil`).' },
+  unauthorized: {
+    status: 401,
+    description: 'Missing, unknown, revoked or IP-restricted API key (one body for all).',
+  },
+  operation_not_allowed: {
+    status: 403,
+    description: "The key's operation groups do not include this operation.",
+  },
+  company_access_denied: {
+    status: 403,
+    description: '`x-company-id` names a company the key may not act for.',
+  },
+  outbound_calls_not_allowed: {
+    status: 403,
+    description: "The company's plan does not include outbound calls.",
+  },
+  callee_opted_out: {
+    status: 403,
+    description: 'The callee asked never to be called again (or not before `blockedUntil`).',
+  },
   // 402
   insufficient_credits: { status: 402, description: 'No credits or minutes in plan.' },
   no_seconds_available: { status: 402, description: 'No seconds remaining in plan.' },
@@ -50,21 +94,49 @@ const base: Record<string, CatalogueEntry> = {
   // 404, 409, 413, 415, 429
   not_found: { status: 404, description: 'No such route, or no such object in this company.' },
   conflict: { status: 409, description: 'The object conflicts with an existing one.' },
-  call_already_in_progress: { status: 409, description: 'A call to the number is live or scheduled, or the same number and agent were called within 60 s.' },
+  call_already_in_progress: {
+    status: 409,
+    description:
+      'A call to the number is live or scheduled, or the same number and agent were called within 60 s.',
+  },
   body_too_large: { status: 413, description: 'The body exceeds the configured limit.' },
   unsupported_media_type: { status: 415, description: 'The body is not application/json.' },
-  rate_limit_exceeded: { status: 429, description: 'Too many requests for this API key; see Retry-After.' },
-  daily_call_limit_reached: { status: 429, description: 'Anti-harassment: 3 answered calls per number per UTC day.' },
-  weekly_call_limit_reached: { status: 429, description: 'Anti-harassment: 5 answered calls per number per rolling week.' },
-  failed_call_limit_reached: { status: 429, description: 'Anti-harassment: 3 failed attempts per number per UTC day.' },
-  cooldown_period_active: { status: 429, description: 'Anti-harassment: 1 hour between answered calls to the same number.' },
+  rate_limit_exceeded: {
+    status: 429,
+    description: 'Too many requests for this API key; see Retry-After.',
+  },
+  daily_call_limit_reached: {
+    status: 429,
+    description: 'Anti-harassment: 3 answered calls per number per UTC day.',
+  },
+  weekly_call_limit_reached: {
+    status: 429,
+    description: 'Anti-harassment: 5 answered calls per number per rolling week.',
+  },
+  failed_call_limit_reached: {
+    status: 429,
+    description: 'Anti-harassment: 3 failed attempts per number per UTC day.',
+  },
+  cooldown_period_active: {
+    status: 429,
+    description: 'Anti-harassment: 1 hour between answered calls to the same number.',
+  },
   // 5xx
-  internal_error: { status: 500, description: 'Unexpected server error; retry or contact support.' },
-  server_unavailable: { status: 503, description: 'Calls server unavailable (starting or shutting down); retry in a few minutes.' },
+  internal_error: {
+    status: 500,
+    description: 'Unexpected server error; retry or contact support.',
+  },
+  server_unavailable: {
+    status: 503,
+    description: 'Calls server unavailable (starting or shutting down); retry in a few minutes.',
+  },
 };
 
 for (const field of VALIDATED_FIELDS) {
-  base[fieldErrorCode(field)] = { status: 400, description: `\`${field}\` is missing or fails its rule.` };
+  base[fieldErrorCode(field)] = {
+    status: 400,
+    description: `\`${field}\` is missing or fails its rule.`,
+  };
 }
 
 export const ERROR_CATALOGUE: Readonly<Record<string, CatalogueEntry>> = base;

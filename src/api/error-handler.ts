@@ -14,7 +14,12 @@ export interface ErrorBody {
 
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({ error: 'not_found', reason: `No route ${request.method} ${request.url.split('?')[0]}.` });
+    void reply
+      .code(404)
+      .send({
+        error: 'not_found',
+        reason: `No route ${request.method} ${request.url.split('?')[0]}.`,
+      });
   });
 
   app.setErrorHandler((err: FastifyError | GatewayError | Error, request, reply) => {
@@ -34,17 +39,25 @@ function toResponse(err: FastifyError | GatewayError | Error): { status: number;
     const status = entry?.status ?? err.httpStatus;
     if (!entry) return internal();
     if (err.details && status !== 400 && status !== 402) {
-      return { status, body: { error: err.code, reason: err.message, httpStatus: status, details: err.details } };
+      return {
+        status,
+        body: { error: err.code, reason: err.message, httpStatus: status, details: err.details },
+      };
     }
     return { status, body: { error: err.code, reason: err.message } };
   }
   const fe = err as FastifyError;
   if (fe.validation) {
     const first = fe.validation[0];
-    const where = first?.instancePath ? first.instancePath.slice(1).replace(/\//g, '.') : (fe.validationContext ?? 'body');
+    const where = first?.instancePath
+      ? first.instancePath.slice(1).replace(/\//g, '.')
+      : (fe.validationContext ?? 'body');
     if (first?.keyword === 'additionalProperties') {
       const name = String((first.params as { additionalProperty?: string }).additionalProperty);
-      return bad('unknown_field', `Unknown field "${name}"${where !== 'body' ? ` in ${where}` : ''}.`);
+      return bad(
+        'unknown_field',
+        `Unknown field "${name}"${where !== 'body' ? ` in ${where}` : ''}.`,
+      );
     }
     return bad('invalid_body', `${where} ${first?.message ?? 'is invalid'}.`);
   }
@@ -53,15 +66,27 @@ function toResponse(err: FastifyError | GatewayError | Error): { status: number;
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return bad('invalid_json', 'The request body is not valid JSON.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, body: { error: 'body_too_large', reason: 'The request body is too large.' } };
+      return {
+        status: 413,
+        body: { error: 'body_too_large', reason: 'The request body is too large.' },
+      };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, body: { error: 'unsupported_media_type', reason: 'Send the body as application/json.' } };
+      return {
+        status: 415,
+        body: { error: 'unsupported_media_type', reason: 'Send the body as application/json.' },
+      };
   }
   if (fe instanceof SyntaxError || (fe.statusCode === 400 && /JSON/i.test(fe.message))) {
     return bad('invalid_json', 'The request body is not valid JSON.');
   }
   if (fe.statusCode === 429) {
-    return { status: 429, body: { error: 'rate_limit_exceeded', reason: 'Too many requests; retry after the time in Retry-After.' } };
+    return {
+      status: 429,
+      body: {
+        error: 'rate_limit_exceeded',
+        reason: 'Too many requests; retry after the time in Retry-After.',
+      },
+    };
   }
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     return bad('invalid_body', fe.message);
@@ -74,5 +99,8 @@ function bad(error: string, reason: string): { status: number; body: ErrorBody }
 }
 
 function internal(): { status: number; body: ErrorBody } {
-  return { status: 500, body: { error: 'internal_error', reason: 'Unexpected server error; retry or contact support.' } };
+  return {
+    status: 500,
+    body: { error: 'internal_error', reason: 'Unexpected server error; retry or contact support.' },
+  };
 }

@@ -42,14 +42,16 @@ export class CallService {
     const req = validateInitiateCallRequest(body);
     const companyId = who.company.id;
     const agent = req.agentId ? this.store.agents.get(companyId, req.agentId) : undefined;
-    if (req.agentId && !agent) throw new CallError('agent_not_found', 'agentId does not name an agent of this company.');
+    if (req.agentId && !agent)
+      throw new CallError('agent_not_found', 'agentId does not name an agent of this company.');
     const choice = resolveTrunk(this.store, companyId, req, this.trunkHealth);
     const callerId = resolveCallerId(choice.trunk, req);
 
     const now = this.clock.now();
     const nowIso = new Date(now).toISOString();
     const scheduledLater = req.scheduledAt !== undefined && Date.parse(req.scheduledAt) > now;
-    const antiHarassment = req.useAntiHarassmentProtection ?? who.company.settings.antiHarassmentDefault ?? true;
+    const antiHarassment =
+      req.useAntiHarassmentProtection ?? who.company.settings.antiHarassmentDefault ?? true;
 
     const record: CallRecord = {
       id: randomUUID(),
@@ -104,7 +106,12 @@ export class CallService {
     })();
 
     if (scheduledLater) {
-      return { callId: record.callId, scheduled: true, scheduleTime: req.scheduledAt, reason: 'scheduled_at_requested' };
+      return {
+        callId: record.callId,
+        scheduled: true,
+        scheduleTime: req.scheduledAt,
+        reason: 'scheduled_at_requested',
+      };
     }
     this.dispatcher?.accepted(record);
     return { callId: record.callId, scheduled: false };
@@ -133,7 +140,14 @@ export class CallService {
       const at = new Date(this.clock.now()).toISOString();
       const done = this.store.calls.update(
         record.id,
-        { status: 'cancelled', endCallReason: 'user_hungup', endAt: at, active: false, modifiedBy: who.name, modifiedById: who.id },
+        {
+          status: 'cancelled',
+          endCallReason: 'user_hungup',
+          endAt: at,
+          active: false,
+          modifiedBy: who.name,
+          modifiedById: who.id,
+        },
         at,
         { onlyFrom: ['scheduled', 'to_be_processed'], detail: 'hangup_api' },
       );

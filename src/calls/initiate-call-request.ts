@@ -45,11 +45,27 @@ export const RETRY_DELAY_MINUTES = { min: 30, max: 1440, default: 30 } as const;
 export const MAX_RETRIES = { min: 0, max: 3, default: 3 } as const;
 
 const KNOWN_FIELDS = new Set([
-  'sipTrunkId', 'voipPhoneId', 'callerId', 'outBoundCallerIdPrefix', 'destinationNumber',
-  'isInternalCall', 'agentId', 'contextForAi', 'emailAddress', 'dynamicVariables',
-  'superVariables', 'metadata', 'overrideTimeRestriction', 'overrideDayRestriction',
-  'useAntiHarassmentProtection', 'isWelcomeMessageAIGenerated', 'welcomeMessageOverride',
-  'scheduledAt', 'retryDelayMinutes', 'maxRetries', 'additionalPhoneNumbers',
+  'sipTrunkId',
+  'voipPhoneId',
+  'callerId',
+  'outBoundCallerIdPrefix',
+  'destinationNumber',
+  'isInternalCall',
+  'agentId',
+  'contextForAi',
+  'emailAddress',
+  'dynamicVariables',
+  'superVariables',
+  'metadata',
+  'overrideTimeRestriction',
+  'overrideDayRestriction',
+  'useAntiHarassmentProtection',
+  'isWelcomeMessageAIGenerated',
+  'welcomeMessageOverride',
+  'scheduledAt',
+  'retryDelayMinutes',
+  'maxRetries',
+  'additionalPhoneNumbers',
 ]);
 
 /** A 400 naming the field; `code` is `invalid_<field>` unless given. */
@@ -72,20 +88,32 @@ export function toE164(text: string): string | undefined {
 
 export function validateInitiateCallRequest(body: unknown): InitiateCallRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new RequestValidationError(null, 'The request body must be a JSON object.', 'invalid_body');
+    throw new RequestValidationError(
+      null,
+      'The request body must be a JSON object.',
+      'invalid_body',
+    );
   }
   const b = body as Record<string, unknown>;
   if ('fromNumber' in b) {
-    throw new RequestValidationError('fromNumber', 'fromNumber is not part of the contract and must not be sent; use callerId.', 'from_number_not_allowed');
+    throw new RequestValidationError(
+      'fromNumber',
+      'fromNumber is not part of the contract and must not be sent; use callerId.',
+      'from_number_not_allowed',
+    );
   }
   for (const key of Object.keys(b)) {
-    if (!KNOWN_FIELDS.has(key)) throw new RequestValidationError(key, `Unknown field "${key}".`, 'unknown_field');
+    if (!KNOWN_FIELDS.has(key))
+      throw new RequestValidationError(key, `Unknown field "${key}".`, 'unknown_field');
   }
 
   const destination = requiredString(b, 'destinationNumber');
   const destinationNumber = toE164(destination);
   if (!destinationNumber) {
-    throw new RequestValidationError('destinationNumber', 'destinationNumber must be a valid phone number in E.164 format, e.g. +14155550123.');
+    throw new RequestValidationError(
+      'destinationNumber',
+      'destinationNumber must be a valid phone number in E.164 format, e.g. +14155550123.',
+    );
   }
   const isInternalCall = optionalBoolean(b, 'isInternalCall') ?? false;
   const agentId = optionalString(b, 'agentId');
@@ -94,7 +122,10 @@ export function validateInitiateCallRequest(body: unknown): InitiateCallRequest 
   }
   const contextForAi = optionalString(b, 'contextForAi', true);
   if (contextForAi !== undefined && contextForAi.length > CONTEXT_FOR_AI_MAX) {
-    throw new RequestValidationError('contextForAi', `contextForAi is ${contextForAi.length} characters; the maximum is ${CONTEXT_FOR_AI_MAX}.`);
+    throw new RequestValidationError(
+      'contextForAi',
+      `contextForAi is ${contextForAi.length} characters; the maximum is ${CONTEXT_FOR_AI_MAX}.`,
+    );
   }
   const emailAddress = optionalString(b, 'emailAddress');
   if (emailAddress !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(emailAddress)) {
@@ -106,7 +137,10 @@ export function validateInitiateCallRequest(body: unknown): InitiateCallRequest 
   }
   const prefix = optionalString(b, 'outBoundCallerIdPrefix');
   if (prefix !== undefined && !/^\+?\d{1,15}$/.test(prefix)) {
-    throw new RequestValidationError('outBoundCallerIdPrefix', 'outBoundCallerIdPrefix must be digits, optionally after a leading +.');
+    throw new RequestValidationError(
+      'outBoundCallerIdPrefix',
+      'outBoundCallerIdPrefix must be digits, optionally after a leading +.',
+    );
   }
 
   const metadata = stringMap(b, 'metadata');
@@ -139,12 +173,17 @@ export function validateInitiateCallRequest(body: unknown): InitiateCallRequest 
 
 function requiredString(b: Record<string, unknown>, field: string): string {
   const v = b[field];
-  if (v === undefined || v === null || v === '') throw new RequestValidationError(field, `${field} is required.`);
+  if (v === undefined || v === null || v === '')
+    throw new RequestValidationError(field, `${field} is required.`);
   if (typeof v !== 'string') throw new RequestValidationError(field, `${field} must be a string.`);
   return v.trim();
 }
 
-function optionalString(b: Record<string, unknown>, field: string, keepEmpty = false): string | undefined {
+function optionalString(
+  b: Record<string, unknown>,
+  field: string,
+  keepEmpty = false,
+): string | undefined {
   const v = b[field];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string') throw new RequestValidationError(field, `${field} must be a string.`);
@@ -154,15 +193,23 @@ function optionalString(b: Record<string, unknown>, field: string, keepEmpty = f
 function optionalBoolean(b: Record<string, unknown>, field: string): boolean | undefined {
   const v = b[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') throw new RequestValidationError(field, `${field} must be true or false.`);
+  if (typeof v !== 'boolean')
+    throw new RequestValidationError(field, `${field} must be true or false.`);
   return v;
 }
 
-function boundedInteger(b: Record<string, unknown>, field: string, range: { min: number; max: number; default: number }): number {
+function boundedInteger(
+  b: Record<string, unknown>,
+  field: string,
+  range: { min: number; max: number; default: number },
+): number {
   const v = b[field];
   if (v === undefined || v === null) return range.default;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < range.min || v > range.max) {
-    throw new RequestValidationError(field, `${field} must be a whole number from ${range.min} to ${range.max}.`);
+    throw new RequestValidationError(
+      field,
+      `${field} must be a whole number from ${range.min} to ${range.max}.`,
+    );
   }
   return v;
 }
@@ -171,11 +218,15 @@ function stringMap(b: Record<string, unknown>, field: string): Record<string, st
   const v = b[field];
   if (v === undefined || v === null) return {};
   if (typeof v !== 'object' || Array.isArray(v)) {
-    throw new RequestValidationError(field, `${field} must be an object mapping strings to strings.`);
+    throw new RequestValidationError(
+      field,
+      `${field} must be an object mapping strings to strings.`,
+    );
   }
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(v)) {
-    if (typeof value !== 'string') throw new RequestValidationError(field, `${field}.${key} must be a string.`);
+    if (typeof value !== 'string')
+      throw new RequestValidationError(field, `${field}.${key} must be a string.`);
     out[key] = value;
   }
   return out;
@@ -185,28 +236,51 @@ function superVariables(b: Record<string, unknown>): Record<string, SuperVariabl
   const field = 'superVariables';
   const v = b[field];
   if (v === undefined || v === null) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw new RequestValidationError(field, 'superVariables must be an object of objects.');
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw new RequestValidationError(field, 'superVariables must be an object of objects.');
   const out: Record<string, SuperVariable> = {};
   for (const [key, item] of Object.entries(v)) {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-      throw new RequestValidationError(field, `superVariables.${key} must be an object with placeholder, value and type.`);
+      throw new RequestValidationError(
+        field,
+        `superVariables.${key} must be an object with placeholder, value and type.`,
+      );
     }
     const entry = item as Record<string, unknown>;
     for (const name of Object.keys(entry)) {
       if (!['placeholder', 'value', 'type'].includes(name)) {
-        throw new RequestValidationError(field, `superVariables.${key} has an unknown field "${name}".`);
+        throw new RequestValidationError(
+          field,
+          `superVariables.${key} has an unknown field "${name}".`,
+        );
       }
     }
     if (typeof entry.placeholder !== 'string' || entry.placeholder === '') {
-      throw new RequestValidationError(field, `superVariables.${key}.placeholder is required and must be a string.`);
+      throw new RequestValidationError(
+        field,
+        `superVariables.${key}.placeholder is required and must be a string.`,
+      );
     }
     if (typeof entry.value !== 'string') {
-      throw new RequestValidationError(field, `superVariables.${key}.value is required and must be a string.`);
+      throw new RequestValidationError(
+        field,
+        `superVariables.${key}.value is required and must be a string.`,
+      );
     }
-    if (entry.type !== undefined && !SUPER_VARIABLE_TYPES.includes(entry.type as SuperVariableType)) {
-      throw new RequestValidationError(field, `superVariables.${key}.type must be one of ${SUPER_VARIABLE_TYPES.join(', ')}.`);
+    if (
+      entry.type !== undefined &&
+      !SUPER_VARIABLE_TYPES.includes(entry.type as SuperVariableType)
+    ) {
+      throw new RequestValidationError(
+        field,
+        `superVariables.${key}.type must be one of ${SUPER_VARIABLE_TYPES.join(', ')}.`,
+      );
     }
-    out[key] = { placeholder: entry.placeholder, value: entry.value, ...(entry.type ? { type: entry.type as SuperVariableType } : {}) };
+    out[key] = {
+      placeholder: entry.placeholder,
+      value: entry.value,
+      ...(entry.type ? { type: entry.type as SuperVariableType } : {}),
+    };
   }
   return out;
 }
@@ -216,7 +290,10 @@ function scheduledAt(b: Record<string, unknown>): string | undefined {
   if (v === undefined) return undefined;
   const parsed = DateTime.fromISO(v, { setZone: true });
   if (!parsed.isValid || !/^\d{4}-\d{2}-\d{2}T/.test(v)) {
-    throw new RequestValidationError('scheduledAt', 'scheduledAt must be an ISO 8601 date-time, e.g. 2026-05-04T10:30:00Z.');
+    throw new RequestValidationError(
+      'scheduledAt',
+      'scheduledAt must be an ISO 8601 date-time, e.g. 2026-05-04T10:30:00Z.',
+    );
   }
   return parsed.toUTC().toISO()!;
 }
@@ -237,8 +314,14 @@ function additionalPhoneNumbers(b: Record<string, unknown>, destination: string)
     if (e164 !== destination && !out.includes(e164)) out.push(e164);
   };
   for (const item of items) {
-    if (typeof item !== 'string' && (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0)) {
-      throw new RequestValidationError(field, 'additionalPhoneNumbers must be a string, a positive whole number, or an array of those.');
+    if (
+      typeof item !== 'string' &&
+      (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0)
+    ) {
+      throw new RequestValidationError(
+        field,
+        'additionalPhoneNumbers must be a string, a positive whole number, or an array of those.',
+      );
     }
     for (const part of String(item).split(',')) {
       let digits = '';
@@ -254,7 +337,10 @@ function additionalPhoneNumbers(b: Record<string, unknown>, destination: string)
         }
       }
       if (digits !== '') {
-        throw new RequestValidationError(field, `additionalPhoneNumbers contains "${text.trim()}", which is not a valid international number.`);
+        throw new RequestValidationError(
+          field,
+          `additionalPhoneNumbers contains "${text.trim()}", which is not a valid international number.`,
+        );
       }
     }
   }

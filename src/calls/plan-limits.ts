@@ -9,7 +9,10 @@ import { ACTIVE_STATUSES, LIVE_STATUSES } from './call-status.js';
 export function checkPlanLimits(store: Store, companyId: string, trunk: SipTrunk | null): void {
   const plan = store.companies.getPlan(companyId);
   if (!plan || !plan.allowOutbound) {
-    throw new CallError('outbound_calls_not_allowed', "The company's plan does not include outbound calls.");
+    throw new CallError(
+      'outbound_calls_not_allowed',
+      "The company's plan does not include outbound calls.",
+    );
   }
   if (plan.credits !== null && plan.credits <= 0) {
     throw new CallError('insufficient_credits', 'The plan has no credits left.');
@@ -17,13 +20,28 @@ export function checkPlanLimits(store: Store, companyId: string, trunk: SipTrunk
   if (plan.secondsRemaining !== null && plan.secondsRemaining <= 0) {
     throw new CallError('no_seconds_available', 'The plan has no call seconds left.');
   }
-  if (plan.maxChannels !== null && store.calls.countByStatus(companyId, LIVE_STATUSES) >= plan.maxChannels) {
-    throw new CallError('no_channels_available', `All ${plan.maxChannels} channels of the plan are in use.`);
+  if (
+    plan.maxChannels !== null &&
+    store.calls.countByStatus(companyId, LIVE_STATUSES) >= plan.maxChannels
+  ) {
+    throw new CallError(
+      'no_channels_available',
+      `All ${plan.maxChannels} channels of the plan are in use.`,
+    );
   }
-  if (plan.maxConcurrentCalls !== null && store.calls.countByStatus(companyId, ACTIVE_STATUSES) >= plan.maxConcurrentCalls) {
-    throw new CallError('no_concurrent_calls_available', `All ${plan.maxConcurrentCalls} concurrent call slots of the plan are in use.`);
+  if (
+    plan.maxConcurrentCalls !== null &&
+    store.calls.countByStatus(companyId, ACTIVE_STATUSES) >= plan.maxConcurrentCalls
+  ) {
+    throw new CallError(
+      'no_concurrent_calls_available',
+      `All ${plan.maxConcurrentCalls} concurrent call slots of the plan are in use.`,
+    );
   }
-  if (trunk?.maxChannels != null && store.calls.countLiveOnTrunk(trunk.id, LIVE_STATUSES) >= trunk.maxChannels) {
+  if (
+    trunk?.maxChannels != null &&
+    store.calls.countLiveOnTrunk(trunk.id, LIVE_STATUSES) >= trunk.maxChannels
+  ) {
     throw new CallError('no_available_channels', 'All channels of the SIP trunk are in use.');
   }
 }

@@ -23,19 +23,36 @@ export function resolveTrunk(
   req: { sipTrunkId?: string; voipPhoneId?: string; destinationNumber: string },
   health?: TrunkHealth,
 ): TrunkChoice {
-  const usable = (t: SipTrunk | undefined): t is SipTrunk => !!t && t.active && !health?.isOffline(t.id);
+  const usable = (t: SipTrunk | undefined): t is SipTrunk =>
+    !!t && t.active && !health?.isOffline(t.id);
 
   if (req.sipTrunkId) {
     const trunk = store.sipTrunks.get(companyId, req.sipTrunkId);
-    if (!trunk) throw new CallError('sip_trunk_not_found', 'The SIP trunk in sipTrunkId does not exist in this company.');
-    if (!usable(trunk)) throw new CallError('sip_trunk_not_found', 'The SIP trunk in sipTrunkId is inactive or offline.');
+    if (!trunk)
+      throw new CallError(
+        'sip_trunk_not_found',
+        'The SIP trunk in sipTrunkId does not exist in this company.',
+      );
+    if (!usable(trunk))
+      throw new CallError(
+        'sip_trunk_not_found',
+        'The SIP trunk in sipTrunkId is inactive or offline.',
+      );
     return { trunk, via: 'sipTrunkId' };
   }
   if (req.voipPhoneId) {
     const phone = store.voipPhones.get(companyId, req.voipPhoneId);
-    if (!phone) throw new CallError('voip_phone_not_found', 'The VoIP phone in voipPhoneId does not exist in this company.');
+    if (!phone)
+      throw new CallError(
+        'voip_phone_not_found',
+        'The VoIP phone in voipPhoneId does not exist in this company.',
+      );
     const trunk = store.sipTrunks.get(companyId, phone.sipTrunkId);
-    if (!usable(trunk)) throw new CallError('sip_trunk_not_found', "The VoIP phone's SIP trunk is missing, inactive or offline.");
+    if (!usable(trunk))
+      throw new CallError(
+        'sip_trunk_not_found',
+        "The VoIP phone's SIP trunk is missing, inactive or offline.",
+      );
     return { trunk, via: 'voipPhoneId', voipPhoneId: phone.id };
   }
   const routes = store.outboundRoutes
@@ -58,16 +75,27 @@ export function resolveTrunk(
  * Caller ID: the request's (which the trunk must be allowed to present), then
  * a trunk number starting with outBoundCallerIdPrefix, then the trunk default.
  */
-export function resolveCallerId(trunk: SipTrunk, req: { callerId?: string; outBoundCallerIdPrefix?: string }): string | null {
-  const allowed = new Set([...trunk.callerIds, ...(trunk.defaultCallerId ? [trunk.defaultCallerId] : [])]);
+export function resolveCallerId(
+  trunk: SipTrunk,
+  req: { callerId?: string; outBoundCallerIdPrefix?: string },
+): string | null {
+  const allowed = new Set([
+    ...trunk.callerIds,
+    ...(trunk.defaultCallerId ? [trunk.defaultCallerId] : []),
+  ]);
   if (req.callerId !== undefined) {
     if (!allowed.has(req.callerId)) {
-      throw new CallError('caller_id_not_allowed', 'callerId is not one of the numbers this SIP trunk may present.');
+      throw new CallError(
+        'caller_id_not_allowed',
+        'callerId is not one of the numbers this SIP trunk may present.',
+      );
     }
     return req.callerId;
   }
   if (req.outBoundCallerIdPrefix) {
-    const prefix = req.outBoundCallerIdPrefix.startsWith('+') ? req.outBoundCallerIdPrefix : `+${req.outBoundCallerIdPrefix}`;
+    const prefix = req.outBoundCallerIdPrefix.startsWith('+')
+      ? req.outBoundCallerIdPrefix
+      : `+${req.outBoundCallerIdPrefix}`;
     const match = [...allowed].find((n) => n.startsWith(prefix));
     if (match) return match;
   }

@@ -31,7 +31,10 @@ describe('loadConfig', () => {
   it('layers file, GATEWAY_CONFIG file and environment in that order', () => {
     const base = file('base.json', { http: { port: 4000 }, log: { level: 'warn' } });
     const local = file('local.json', { http: { port: 4001 }, sip: { transports: ['udp'] } });
-    const config = loadConfig({ defaultFile: base, env: { GATEWAY_CONFIG: local, GATEWAY_LOG_LEVEL: 'debug', GATEWAY_RTP_SYMMETRIC: 'false' } });
+    const config = loadConfig({
+      defaultFile: base,
+      env: { GATEWAY_CONFIG: local, GATEWAY_LOG_LEVEL: 'debug', GATEWAY_RTP_SYMMETRIC: 'false' },
+    });
     expect(config.http.port).toBe(4001);
     expect(config.log.level).toBe('debug');
     expect(config.sip.transports).toEqual(['udp']);
@@ -42,7 +45,15 @@ describe('loadConfig', () => {
   it('reports every problem at once', () => {
     const bad = file('bad.json', { http: { port: 'eighty' }, nope: { x: 1 } });
     try {
-      loadConfig({ defaultFile: bad, env: { GATEWAY_SIP_ENGINE: 'asterisk', GATEWAY_RTP_PORT_MIN: '30000', GATEWAY_RTP_PORT_MAX: '20000', GATEWAY_SIP_T1_MS: 'x' } });
+      loadConfig({
+        defaultFile: bad,
+        env: {
+          GATEWAY_SIP_ENGINE: 'asterisk',
+          GATEWAY_RTP_PORT_MIN: '30000',
+          GATEWAY_RTP_PORT_MAX: '20000',
+          GATEWAY_SIP_T1_MS: 'x',
+        },
+      });
       expect.unreachable();
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
@@ -56,8 +67,14 @@ describe('loadConfig', () => {
   });
 
   it('refuses a file that is not JSON and a missing GATEWAY_CONFIG file, without echoing secrets', () => {
-    expect(() => loadConfig({ defaultFile: file('broken.json', '{'), env: {} })).toThrow(/not valid JSON/);
-    expect(() => loadConfig({ defaultFile: '/nonexistent', env: { GATEWAY_CONFIG: '/nonexistent.json' } })).toThrow(/does not exist/);
-    expect(() => loadConfig({ defaultFile: '/nonexistent', env: { DRACHTIO_PORT: 'secret-ish' } })).toThrow(/DRACHTIO_PORT/);
+    expect(() => loadConfig({ defaultFile: file('broken.json', '{'), env: {} })).toThrow(
+      /not valid JSON/,
+    );
+    expect(() =>
+      loadConfig({ defaultFile: '/nonexistent', env: { GATEWAY_CONFIG: '/nonexistent.json' } }),
+    ).toThrow(/does not exist/);
+    expect(() =>
+      loadConfig({ defaultFile: '/nonexistent', env: { DRACHTIO_PORT: 'secret-ish' } }),
+    ).toThrow(/DRACHTIO_PORT/);
   });
 });

@@ -49,7 +49,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const text = env[entry.env];
     if (text === undefined || (text === '' && entry.type !== 'string')) continue;
     const value = fromEnvText(entry, text);
-    if (value === undefined) problems.push(`${entry.env}=${entry.secret ? '***' : text}: expected ${entry.type}`);
+    if (value === undefined)
+      problems.push(`${entry.env}=${entry.secret ? '***' : text}: expected ${entry.type}`);
     else values.set(entry.key, value);
   }
 
@@ -74,7 +75,12 @@ export function defaultConfigObject(): Raw {
   return out;
 }
 
-function applyObject(obj: unknown, source: string, values: Map<string, unknown>, problems: string[]): void {
+function applyObject(
+  obj: unknown,
+  source: string,
+  values: Map<string, unknown>,
+  problems: string[],
+): void {
   if (!isObject(obj)) {
     problems.push(`${source}: top level must be an object`);
     return;
@@ -116,7 +122,8 @@ function check(entry: ConfigEntry, value: unknown): string | undefined {
   switch (entry.type) {
     case 'string':
       if (typeof value !== 'string') return 'expected a string';
-      if (entry.oneOf && !entry.oneOf.includes(value)) return `expected one of ${entry.oneOf.join(', ')}`;
+      if (entry.oneOf && !entry.oneOf.includes(value))
+        return `expected one of ${entry.oneOf.join(', ')}`;
       return undefined;
     case 'int':
     case 'number':
@@ -128,10 +135,12 @@ function check(entry: ConfigEntry, value: unknown): string | undefined {
     case 'boolean':
       return typeof value === 'boolean' ? undefined : 'expected true or false';
     case 'list':
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) return 'expected a list of strings';
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+        return 'expected a list of strings';
       if (entry.oneOf) {
         const bad = value.filter((v) => !entry.oneOf!.includes(v as string));
-        if (bad.length > 0) return `unknown value(s) ${bad.join(', ')}; expected ${entry.oneOf.join(', ')}`;
+        if (bad.length > 0)
+          return `unknown value(s) ${bad.join(', ')}; expected ${entry.oneOf.join(', ')}`;
       }
       return undefined;
   }

@@ -20,12 +20,15 @@ export class SqliteApiKeyRepository {
 
   constructor(db: Db) {
     this.stmts = {
-      insert: db.prepare(`INSERT INTO api_keys (id, company_id, name, key_hash, masked, full_access, groups, allowed_ip, created_at, last_used_at)
+      insert:
+        db.prepare(`INSERT INTO api_keys (id, company_id, name, key_hash, masked, full_access, groups, allowed_ip, created_at, last_used_at)
         VALUES (@id, @companyId, @name, @keyHash, @masked, @fullAccess, @groups, @allowedIp, @createdAt, @lastUsedAt)`),
       byHash: db.prepare('SELECT * FROM api_keys WHERE key_hash = ?'),
       get: db.prepare('SELECT * FROM api_keys WHERE id = ? AND company_id = ?'),
       list: db.prepare('SELECT * FROM api_keys WHERE company_id = ? ORDER BY created_at, id'),
-      update: db.prepare('UPDATE api_keys SET name = @name, full_access = @fullAccess, groups = @groups, allowed_ip = @allowedIp WHERE id = @id'),
+      update: db.prepare(
+        'UPDATE api_keys SET name = @name, full_access = @fullAccess, groups = @groups, allowed_ip = @allowedIp WHERE id = @id',
+      ),
       touch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
       remove: db.prepare('DELETE FROM api_keys WHERE id = ? AND company_id = ?'),
     };

@@ -46,22 +46,37 @@ interface Row {
   data: string;
 }
 
-const COLUMNS = new Set(['id', 'callId', 'companyId', 'phoneNumber', 'agentId', 'status', 'scheduledAt', 'createdAt', 'modifiedAt']);
+const COLUMNS = new Set([
+  'id',
+  'callId',
+  'companyId',
+  'phoneNumber',
+  'agentId',
+  'status',
+  'scheduledAt',
+  'createdAt',
+  'modifiedAt',
+]);
 
 export class SqliteCallRepository {
   private readonly stmts;
 
   constructor(private readonly db: Db) {
     this.stmts = {
-      insert: db.prepare(`INSERT INTO calls (id, call_id, company_id, phone_number, agent_id, status, scheduled_at, created_at, modified_at, data)
+      insert:
+        db.prepare(`INSERT INTO calls (id, call_id, company_id, phone_number, agent_id, status, scheduled_at, created_at, modified_at, data)
         VALUES (@id, @callId, @companyId, @phoneNumber, @agentId, @status, @scheduledAt, @createdAt, @modifiedAt, @data)`),
       byId: db.prepare('SELECT * FROM calls WHERE id = ?'),
-      byIdOrCallId: db.prepare('SELECT * FROM calls WHERE company_id = ? AND (id = ? OR call_id = ?)'),
+      byIdOrCallId: db.prepare(
+        'SELECT * FROM calls WHERE company_id = ? AND (id = ? OR call_id = ?)',
+      ),
       save: db.prepare(`UPDATE calls SET phone_number = @phoneNumber, agent_id = @agentId, status = @status,
         scheduled_at = @scheduledAt, modified_at = @modifiedAt, data = @data WHERE id = @id`),
       addEvent: db.prepare(`INSERT INTO call_events (call_id, seq, at, status, detail)
         VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM call_events WHERE call_id = ?), ?, ?, ?)`),
-      events: db.prepare('SELECT seq, at, status, detail FROM call_events WHERE call_id = ? ORDER BY seq'),
+      events: db.prepare(
+        'SELECT seq, at, status, detail FROM call_events WHERE call_id = ? ORDER BY seq',
+      ),
     };
   }
 
@@ -137,9 +152,15 @@ export class SqliteCallRepository {
       params.createdTo = q.createdTo;
     }
     const clause = where.join(' AND ');
-    const total = (this.db.prepare(`SELECT count(*) AS n FROM calls WHERE ${clause}`).get(params) as { n: number }).n;
+    const total = (
+      this.db.prepare(`SELECT count(*) AS n FROM calls WHERE ${clause}`).get(params) as {
+        n: number;
+      }
+    ).n;
     const rows = this.db
-      .prepare(`SELECT * FROM calls WHERE ${clause} ORDER BY created_at DESC, id LIMIT @limit OFFSET @offset`)
+      .prepare(
+        `SELECT * FROM calls WHERE ${clause} ORDER BY created_at DESC, id LIMIT @limit OFFSET @offset`,
+      )
       .all(params) as Row[];
     return { items: rows.map(toRecord), total };
   }
@@ -159,7 +180,9 @@ export class SqliteCallRepository {
     const marks = statuses.map(() => '?').join(', ');
     return (
       this.db
-        .prepare(`SELECT count(*) AS n FROM calls WHERE json_extract(data, '$.sipTrunkId') = ? AND status IN (${marks})`)
+        .prepare(
+          `SELECT count(*) AS n FROM calls WHERE json_extract(data, '$.sipTrunkId') = ? AND status IN (${marks})`,
+        )
         .get(trunkId, ...statuses) as { n: number }
     ).n;
   }
@@ -167,7 +190,9 @@ export class SqliteCallRepository {
   /** All calls (any company) in any of `statuses`: recovery after a restart. */
   findByStatus(statuses: readonly string[]): CallRecord[] {
     const marks = statuses.map(() => '?').join(', ');
-    return (this.db.prepare(`SELECT * FROM calls WHERE status IN (${marks})`).all(...statuses) as Row[]).map(toRecord);
+    return (
+      this.db.prepare(`SELECT * FROM calls WHERE status IN (${marks})`).all(...statuses) as Row[]
+    ).map(toRecord);
   }
 }
 

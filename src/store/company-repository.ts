@@ -25,7 +25,9 @@ export class SqliteCompanyRepository {
 
   constructor(private readonly db: Db) {
     this.stmts = {
-      insert: db.prepare('INSERT INTO companies (id, name, parent_id, settings, created_at) VALUES (?, ?, ?, ?, ?)'),
+      insert: db.prepare(
+        'INSERT INTO companies (id, name, parent_id, settings, created_at) VALUES (?, ?, ?, ?, ?)',
+      ),
       get: db.prepare('SELECT * FROM companies WHERE id = ?'),
       children: db.prepare('SELECT * FROM companies WHERE parent_id = ? ORDER BY created_at, id'),
       all: db.prepare('SELECT * FROM companies ORDER BY created_at, id'),
@@ -47,7 +49,13 @@ export class SqliteCompanyRepository {
   }
 
   insert(company: Company): Company {
-    this.stmts.insert.run(company.id, company.name, company.parentId, JSON.stringify(company.settings), company.createdAt);
+    this.stmts.insert.run(
+      company.id,
+      company.name,
+      company.parentId,
+      JSON.stringify(company.settings),
+      company.createdAt,
+    );
     return company;
   }
 

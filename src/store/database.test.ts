@@ -27,7 +27,18 @@ describe('openDatabase on a real file', () => {
     const accounts = new AccountService(store, clock);
     const company = accounts.bootstrap('boot-key')!;
     expect(accounts.bootstrap('boot-key')).toBeUndefined();
-    store.calls.insert({ id: 'c1', callId: 'k1', companyId: company.id, phoneNumber: '+12125551234', agentId: null, status: 'to_be_processed', scheduledAt: null, createdAt: 'a', modifiedAt: 'a', metadata: { x: '1' } });
+    store.calls.insert({
+      id: 'c1',
+      callId: 'k1',
+      companyId: company.id,
+      phoneNumber: '+12125551234',
+      agentId: null,
+      status: 'to_be_processed',
+      scheduledAt: null,
+      createdAt: 'a',
+      modifiedAt: 'a',
+      metadata: { x: '1' },
+    });
     store.calls.update('c1', { status: 'trying' }, 'b');
     db.close();
 
@@ -42,8 +53,20 @@ describe('openDatabase on a real file', () => {
   it('never moves a call out of a status the caller did not allow', () => {
     const store = createStore(openDatabase(':memory:'));
     const company = new AccountService(store, new ManualClock()).createCompany('x');
-    store.calls.insert({ id: 'c', callId: 'k', companyId: company.id, phoneNumber: '+1', agentId: null, status: 'answered', scheduledAt: null, createdAt: 'a', modifiedAt: 'a' });
-    expect(store.calls.update('c', { status: 'failed' }, 'b', { onlyFrom: ['trying', 'ringing'] })).toBeUndefined();
+    store.calls.insert({
+      id: 'c',
+      callId: 'k',
+      companyId: company.id,
+      phoneNumber: '+1',
+      agentId: null,
+      status: 'answered',
+      scheduledAt: null,
+      createdAt: 'a',
+      modifiedAt: 'a',
+    });
+    expect(
+      store.calls.update('c', { status: 'failed' }, 'b', { onlyFrom: ['trying', 'ringing'] }),
+    ).toBeUndefined();
     expect(store.calls.getById('c')!.status).toBe('answered');
   });
 });

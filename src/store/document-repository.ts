@@ -24,8 +24,12 @@ export class DocumentRepository<T extends OwnedDocument> {
       ),
       get: db.prepare('SELECT * FROM documents WHERE kind = ? AND id = ? AND company_id = ?'),
       getAny: db.prepare('SELECT * FROM documents WHERE kind = ? AND id = ?'),
-      list: db.prepare('SELECT * FROM documents WHERE kind = ? AND company_id = ? ORDER BY created_at, id'),
-      update: db.prepare('UPDATE documents SET data = ?, modified_at = ? WHERE kind = ? AND id = ? AND company_id = ?'),
+      list: db.prepare(
+        'SELECT * FROM documents WHERE kind = ? AND company_id = ? ORDER BY created_at, id',
+      ),
+      update: db.prepare(
+        'UPDATE documents SET data = ?, modified_at = ? WHERE kind = ? AND id = ? AND company_id = ?',
+      ),
       remove: db.prepare('DELETE FROM documents WHERE kind = ? AND id = ? AND company_id = ?'),
     };
   }

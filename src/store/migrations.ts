@@ -95,7 +95,9 @@ export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 export function migrate(db: Db): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > SCHEMA_VERSION) {
-    throw new Error(`database schema version ${current} is newer than this build (${SCHEMA_VERSION})`);
+    throw new Error(
+      `database schema version ${current} is newer than this build (${SCHEMA_VERSION})`,
+    );
   }
   for (const m of MIGRATIONS) {
     if (m.version <= current) continue;

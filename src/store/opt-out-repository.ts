@@ -17,12 +17,15 @@ export class SqliteOptOutRepository {
 
   constructor(db: Db) {
     this.stmts = {
-      upsert: db.prepare(`INSERT INTO opt_outs (company_id, phone_number, permanent, blocked_until, reason, source, created_at)
+      upsert:
+        db.prepare(`INSERT INTO opt_outs (company_id, phone_number, permanent, blocked_until, reason, source, created_at)
         VALUES (@companyId, @phoneNumber, @permanent, @blockedUntil, @reason, @source, @createdAt)
         ON CONFLICT(company_id, phone_number) DO UPDATE SET permanent = excluded.permanent,
           blocked_until = excluded.blocked_until, reason = excluded.reason, source = excluded.source`),
       get: db.prepare('SELECT * FROM opt_outs WHERE company_id = ? AND phone_number = ?'),
-      list: db.prepare('SELECT * FROM opt_outs WHERE company_id = ? ORDER BY created_at, phone_number'),
+      list: db.prepare(
+        'SELECT * FROM opt_outs WHERE company_id = ? ORDER BY created_at, phone_number',
+      ),
       remove: db.prepare('DELETE FROM opt_outs WHERE company_id = ? AND phone_number = ?'),
     };
   }

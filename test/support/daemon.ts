@@ -14,26 +14,46 @@ export interface Daemon {
   pid: number;
   /** Signals the daemon process (SIGKILL: its whole process group) and waits for npm's exit code, which is the daemon's. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
-  api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any; headers: Headers }>;
+  api(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; json: any; headers: Headers }>;
 }
 
-export async function startDaemon(env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Daemon> {
+export async function startDaemon(
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+): Promise<Daemon> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-daemon-'));
   const dbPath = env.GATEWAY_DB_PATH ?? join(dir, 'gateway.sqlite');
   const child = spawn('npm', ['start', '--silent'], {
     cwd: process.cwd(),
-    env: { ...process.env, GATEWAY_HTTP_PORT: '0', GATEWAY_SIP_PORT: '0', GATEWAY_DB_PATH: dbPath, GATEWAY_LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      GATEWAY_HTTP_PORT: '0',
+      GATEWAY_SIP_PORT: '0',
+      GATEWAY_DB_PATH: dbPath,
+      GATEWAY_LOG_LEVEL: 'info',
+      ...env,
+    },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
 
   let pid = 0;
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not start in ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`daemon did not start in ${timeoutMs} ms:\n${out}`)),
+      timeoutMs,
+    );
     const check = () => {
       const m = /"pid":(\d+)[^\n]*"port":(\d+)[^\n]*"msg":"gateway listening"/.exec(out);
       if (m) {
@@ -70,19 +90,33 @@ export async function startDaemon(env: Record<string, string> = {}, timeoutMs = 
     api: async (method, path, body, headers = {}) => {
       const res = await fetch(baseUrl + path, {
         method,
-        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        headers: {
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();
-      return { status: res.status, json: text ? JSON.parse(text) : undefined, headers: res.headers };
+      return {
+        status: res.status,
+        json: text ? JSON.parse(text) : undefined,
+        headers: res.headers,
+      };
     },
   };
 }
 
 /** Runs a command to completion and returns its exit code and output. */
-export function run(cmd: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
+export function run(
+  cmd: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

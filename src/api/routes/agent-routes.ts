@@ -47,9 +47,16 @@ export function registerAgentRoutes(app: FastifyInstance, store: Store, clock: C
       welcomeMessage: (b.welcomeMessage as string | undefined) ?? '',
       language: (b.language as string | undefined) ?? null,
       version: 1,
-      outgoing: { ...DEFAULT_OUTGOING, ...(b.outgoing as Partial<AgentOutgoingSettings> | undefined) },
+      outgoing: {
+        ...DEFAULT_OUTGOING,
+        ...(b.outgoing as Partial<AgentOutgoingSettings> | undefined),
+      },
     }),
     // Every change is a new version; calls record the version they used.
-    onPatch: (prev, next) => ({ ...next, version: prev.version + 1, outgoing: { ...prev.outgoing, ...next.outgoing } }),
+    onPatch: (prev, next) => ({
+      ...next,
+      version: prev.version + 1,
+      outgoing: { ...prev.outgoing, ...next.outgoing },
+    }),
   });
 }

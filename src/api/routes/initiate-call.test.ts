@@ -15,15 +15,34 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-const initiate = (t: Tenant, payload: unknown) => t.request({ method: 'POST', url: '/api/v1/phones/calls/initiate-call', payload: payload as object });
-const valid = (extra: Record<string, unknown> = {}) => ({ destinationNumber: dest(), agentId: acme.agent.id, useAntiHarassmentProtection: true, ...extra });
+const initiate = (t: Tenant, payload: unknown) =>
+  t.request({
+    method: 'POST',
+    url: '/api/v1/phones/calls/initiate-call',
+    payload: payload as object,
+  });
+const valid = (extra: Record<string, unknown> = {}) => ({
+  destinationNumber: dest(),
+  agentId: acme.agent.id,
+  useAntiHarassmentProtection: true,
+  ...extra,
+});
 
 describe('initiate-call: accepted requests', () => {
   it('stores a valid request as to_be_processed and GET returns it in the §2.5 shape', async () => {
-    const res = await initiate(acme, valid({ contextForAi: 'x'.repeat(12000), dynamicVariables: { name: 'Ana' }, metadata: { crm: '42', scenario_x: 'drop' } }));
+    const res = await initiate(
+      acme,
+      valid({
+        contextForAi: 'x'.repeat(12000),
+        dynamicVariables: { name: 'Ana' },
+        metadata: { crm: '42', scenario_x: 'drop' },
+      }),
+    );
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ callId: expect.any(String), scheduled: false });
-    const rec = (await acme.request({ method: 'GET', url: `/api/v1/phones/calls/${res.json().callId}` })).json();
+    const rec = (
+      await acme.request({ method: 'GET', url: `/api/v1/phones/calls/${res.json().callId}` })
+    ).json();
     expect(rec).toMatchObject({
       callId: res.json().callId,
       companyId: acme.company.id,
@@ -51,10 +70,19 @@ describe('initiate-call: accepted requests', () => {
     ['retryDelayMinutes 1440', { retryDelayMinutes: 1440 }],
     ['maxRetries 0', { maxRetries: 0 }],
     ['maxRetries 3', { maxRetries: 3 }],
-    ['superVariables', { superVariables: { due: { placeholder: '{{due}}', value: '2026-07-01', type: 'date' } } }],
-    ['additionalPhoneNumbers as a string', { additionalPhoneNumbers: '+1 (212) 555-7001, +44 20 7183 8750' }],
+    [
+      'superVariables',
+      { superVariables: { due: { placeholder: '{{due}}', value: '2026-07-01', type: 'date' } } },
+    ],
+    [
+      'additionalPhoneNumbers as a string',
+      { additionalPhoneNumbers: '+1 (212) 555-7001, +44 20 7183 8750' },
+    ],
     ['additionalPhoneNumbers as a number', { additionalPhoneNumbers: 12125557002 }],
-    ['additionalPhoneNumbers as an array', { additionalPhoneNumbers: ['+12125557003', 12125557004] }],
+    [
+      'additionalPhoneNumbers as an array',
+      { additionalPhoneNumbers: ['+12125557003', 12125557004] },
+    ],
     ['scheduledAt in the past', { scheduledAt: '2026-06-10T14:00:00Z' }],
     ['callerId allowed on the trunk', { callerId: '+442071838750' }],
     ['outBoundCallerIdPrefix', { outBoundCallerIdPrefix: '+44' }],
@@ -65,26 +93,59 @@ describe('initiate-call: accepted requests', () => {
   });
 
   it('normalises additionalPhoneNumbers and picks the caller ID by prefix', async () => {
-    const res = await initiate(acme, valid({ additionalPhoneNumbers: '+1 (212) 555-7101 12125557102', outBoundCallerIdPrefix: '44' }));
-    const rec = (await acme.request({ method: 'GET', url: `/api/v1/phones/calls/${res.json().callId}` })).json();
+    const res = await initiate(
+      acme,
+      valid({
+        additionalPhoneNumbers: '+1 (212) 555-7101 12125557102',
+        outBoundCallerIdPrefix: '44',
+      }),
+    );
+    const rec = (
+      await acme.request({ method: 'GET', url: `/api/v1/phones/calls/${res.json().callId}` })
+    ).json();
     expect(rec.additionalPhoneNumbers).toEqual(['+12125557101', '+12125557102']);
     expect(rec.callerId).toBe('+442071838750');
   });
 
   it('a future scheduledAt answers scheduled with scheduleTime and reason', async () => {
     const res = await initiate(acme, valid({ scheduledAt: '2026-06-11T10:00:00+02:00' }));
-    expect(res.json()).toEqual({ callId: expect.any(String), scheduled: true, scheduleTime: '2026-06-11T08:00:00.000Z', reason: 'scheduled_at_requested' });
+    expect(res.json()).toEqual({
+      callId: expect.any(String),
+      scheduled: true,
+      scheduleTime: '2026-06-11T08:00:00.000Z',
+      reason: 'scheduled_at_requested',
+    });
   });
 });
 
 describe('initiate-call: refused requests', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
     ['missing destinationNumber', { destinationNumber: undefined }, 'invalid_destination_number'],
-    ['destinationNumber without +', { destinationNumber: '12125551234' }, 'invalid_destination_number'],
-    ['destinationNumber too short', { destinationNumber: '+1212555' }, 'invalid_destination_number'],
-    ['destinationNumber with spaces', { destinationNumber: '+1 212 555 1234' }, 'invalid_destination_number'],
-    ['destinationNumber as a number', { destinationNumber: 12125551234 }, 'invalid_destination_number'],
-    ['destinationNumber not a valid number', { destinationNumber: '+15555551234' }, 'invalid_destination_number'],
+    [
+      'destinationNumber without +',
+      { destinationNumber: '12125551234' },
+      'invalid_destination_number',
+    ],
+    [
+      'destinationNumber too short',
+      { destinationNumber: '+1212555' },
+      'invalid_destination_number',
+    ],
+    [
+      'destinationNumber with spaces',
+      { destinationNumber: '+1 212 555 1234' },
+      'invalid_destination_number',
+    ],
+    [
+      'destinationNumber as a number',
+      { destinationNumber: 12125551234 },
+      'invalid_destination_number',
+    ],
+    [
+      'destinationNumber not a valid number',
+      { destinationNumber: '+15555551234' },
+      'invalid_destination_number',
+    ],
     ['missing agentId', { agentId: undefined }, 'invalid_agent_id'],
     ['contextForAi of 12001', { contextForAi: 'x'.repeat(12001) }, 'invalid_context_for_ai'],
     ['retryDelayMinutes 29', { retryDelayMinutes: 29 }, 'invalid_retry_delay_minutes'],
@@ -93,16 +154,40 @@ describe('initiate-call: refused requests', () => {
     ['maxRetries 4', { maxRetries: 4 }, 'invalid_max_retries'],
     ['maxRetries -1', { maxRetries: -1 }, 'invalid_max_retries'],
     ['maxRetries 1.5', { maxRetries: 1.5 }, 'invalid_max_retries'],
-    ['superVariables item without value', { superVariables: { a: { placeholder: '{{a}}' } } }, 'invalid_super_variables'],
-    ['superVariables with a bad type', { superVariables: { a: { placeholder: '{{a}}', value: '1', type: 'integer' } } }, 'invalid_super_variables'],
+    [
+      'superVariables item without value',
+      { superVariables: { a: { placeholder: '{{a}}' } } },
+      'invalid_super_variables',
+    ],
+    [
+      'superVariables with a bad type',
+      { superVariables: { a: { placeholder: '{{a}}', value: '1', type: 'integer' } } },
+      'invalid_super_variables',
+    ],
     ['superVariables as an array', { superVariables: [] }, 'invalid_super_variables'],
-    ['dynamicVariables with a number value', { dynamicVariables: { a: 1 } }, 'invalid_dynamic_variables'],
+    [
+      'dynamicVariables with a number value',
+      { dynamicVariables: { a: 1 } },
+      'invalid_dynamic_variables',
+    ],
     ['metadata as a string', { metadata: 'x' }, 'invalid_metadata'],
     ['scheduledAt not ISO 8601', { scheduledAt: 'tomorrow at 10' }, 'invalid_scheduled_at'],
     ['scheduledAt date only', { scheduledAt: '2026-06-11' }, 'invalid_scheduled_at'],
-    ['additionalPhoneNumbers with a bad number', { additionalPhoneNumbers: '123' }, 'invalid_additional_phone_numbers'],
-    ['additionalPhoneNumbers with an object', { additionalPhoneNumbers: [{}] }, 'invalid_additional_phone_numbers'],
-    ['overrideTimeRestriction as a string', { overrideTimeRestriction: 'true' }, 'invalid_override_time_restriction'],
+    [
+      'additionalPhoneNumbers with a bad number',
+      { additionalPhoneNumbers: '123' },
+      'invalid_additional_phone_numbers',
+    ],
+    [
+      'additionalPhoneNumbers with an object',
+      { additionalPhoneNumbers: [{}] },
+      'invalid_additional_phone_numbers',
+    ],
+    [
+      'overrideTimeRestriction as a string',
+      { overrideTimeRestriction: 'true' },
+      'invalid_override_time_restriction',
+    ],
     ['emailAddress malformed', { emailAddress: 'not-an-email' }, 'invalid_email_address'],
     ['callerId malformed', { callerId: 'abc' }, 'invalid_caller_id'],
     ['fromNumber', { fromNumber: '+12125550100' }, 'from_number_not_allowed'],
@@ -130,7 +215,11 @@ describe('initiate-call: refused requests', () => {
 
   it('400 with the spec wording when no trunk can be resolved', async () => {
     const t = await gw.tenant('no-default');
-    await t.request({ method: 'PATCH', url: `/api/v1/phones/sip-trunks/${t.trunk.id}`, payload: { isDefault: false } });
+    await t.request({
+      method: 'PATCH',
+      url: `/api/v1/phones/sip-trunks/${t.trunk.id}`,
+      payload: { isDefault: false },
+    });
     const res = await initiate(t, { destinationNumber: dest(), agentId: t.agent.id });
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toBe('sip_trunk_not_found');
@@ -142,18 +231,53 @@ describe('trunk resolution order', () => {
   it('sipTrunkId, then voipPhoneId, then the longest outbound route, then the default', async () => {
     const t = await gw.tenant('routing');
     const mk = async (name: string) =>
-      (await t.request({ method: 'POST', url: '/api/v1/phones/sip-trunks', payload: { name, host: `${name}.example.net`, callerIds: ['+12125550100'] } })).json().id as string;
-    const [explicit, viaPhone, uk, london] = [await mk('explicit'), await mk('phone'), await mk('uk'), await mk('london')];
-    const phone = (await t.request({ method: 'POST', url: '/api/v1/phones/voip-phones', payload: { name: 'desk', sipTrunkId: viaPhone } })).json().id;
-    await t.request({ method: 'POST', url: '/api/v1/phones/outbound-routes', payload: { prefix: '+44', sipTrunkId: uk } });
-    await t.request({ method: 'POST', url: '/api/v1/phones/outbound-routes', payload: { prefix: '+4420', sipTrunkId: london } });
+      (
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/phones/sip-trunks',
+          payload: { name, host: `${name}.example.net`, callerIds: ['+12125550100'] },
+        })
+      ).json().id as string;
+    const [explicit, viaPhone, uk, london] = [
+      await mk('explicit'),
+      await mk('phone'),
+      await mk('uk'),
+      await mk('london'),
+    ];
+    const phone = (
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/phones/voip-phones',
+        payload: { name: 'desk', sipTrunkId: viaPhone },
+      })
+    ).json().id;
+    await t.request({
+      method: 'POST',
+      url: '/api/v1/phones/outbound-routes',
+      payload: { prefix: '+44', sipTrunkId: uk },
+    });
+    await t.request({
+      method: 'POST',
+      url: '/api/v1/phones/outbound-routes',
+      payload: { prefix: '+4420', sipTrunkId: london },
+    });
     const trunkOf = async (payload: Record<string, unknown>) => {
       const res = await initiate(t, { agentId: t.agent.id, ...payload });
       expect(res.statusCode, res.body).toBe(200);
-      return (await t.request({ method: 'GET', url: `/api/v1/phones/calls/${res.json().callId}` })).json().sipTrunkId;
+      return (
+        await t.request({ method: 'GET', url: `/api/v1/phones/calls/${res.json().callId}` })
+      ).json().sipTrunkId;
     };
-    expect(await trunkOf({ destinationNumber: '+442071838751', sipTrunkId: explicit, voipPhoneId: phone })).toBe(explicit);
-    expect(await trunkOf({ destinationNumber: '+442071838752', voipPhoneId: phone })).toBe(viaPhone);
+    expect(
+      await trunkOf({
+        destinationNumber: '+442071838751',
+        sipTrunkId: explicit,
+        voipPhoneId: phone,
+      }),
+    ).toBe(explicit);
+    expect(await trunkOf({ destinationNumber: '+442071838752', voipPhoneId: phone })).toBe(
+      viaPhone,
+    );
     expect(await trunkOf({ destinationNumber: '+442071838753' })).toBe(london);
     expect(await trunkOf({ destinationNumber: '+441612345678' })).toBe(uk);
     expect(await trunkOf({ destinationNumber: dest() })).toBe(t.trunk.id);
@@ -173,7 +297,10 @@ describe('plan limits (402)', () => {
 
   it('no_concurrent_calls_available once the accepted calls fill the slots', async () => {
     const t = await gw.tenant('plan-concurrent', { maxConcurrentCalls: 2 });
-    for (let i = 0; i < 2; i++) expect((await initiate(t, { destinationNumber: dest(), agentId: t.agent.id })).statusCode).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await initiate(t, { destinationNumber: dest(), agentId: t.agent.id })).statusCode,
+      ).toBe(200);
     const res = await initiate(t, { destinationNumber: dest(), agentId: t.agent.id });
     expect(res.statusCode).toBe(402);
     expect(res.json().error).toBe('no_concurrent_calls_available');
@@ -191,9 +318,17 @@ describe('plan limits (402)', () => {
 
   it("no_available_channels when the trunk's channels are in use", async () => {
     const t = await gw.tenant('trunk-channels');
-    await t.request({ method: 'PATCH', url: `/api/v1/phones/sip-trunks/${t.trunk.id}`, payload: { maxChannels: 1 } });
+    await t.request({
+      method: 'PATCH',
+      url: `/api/v1/phones/sip-trunks/${t.trunk.id}`,
+      payload: { maxChannels: 1 },
+    });
     const first = await initiate(t, { destinationNumber: dest(), agentId: t.agent.id });
-    gw.store.calls.update(gw.store.calls.get(t.company.id, first.json().callId)!.id, { status: 'in_call' }, new Date().toISOString());
+    gw.store.calls.update(
+      gw.store.calls.get(t.company.id, first.json().callId)!.id,
+      { status: 'in_call' },
+      new Date().toISOString(),
+    );
     const res = await initiate(t, { destinationNumber: dest(), agentId: t.agent.id });
     expect(res.statusCode).toBe(402);
     expect(res.json().error).toBe('no_available_channels');

@@ -7,16 +7,27 @@ export interface Readiness {
   notReadyReason(): string | undefined;
 }
 
-export function registerSystemRoutes(app: FastifyInstance, readiness: Readiness, metrics: Registry): void {
-  const open = { config: { access: 'public' as const, rateLimit: false }, schema: { tags: ['System'] } };
+export function registerSystemRoutes(
+  app: FastifyInstance,
+  readiness: Readiness,
+  metrics: Registry,
+): void {
+  const open = {
+    config: { access: 'public' as const, rateLimit: false },
+    schema: { tags: ['System'] },
+  };
   app.get('/healthz', open, async () => ({ status: 'ok' }));
   app.get('/readyz', open, async (_request, reply) => {
     const reason = readiness.notReadyReason();
     if (reason) return reply.code(503).send({ status: 'not_ready', reason });
     return { status: 'ready' };
   });
-  app.get('/metrics', { ...open, schema: { ...open.schema, hide: true } }, async (_request, reply) =>
-    reply.type(metrics.contentType).send(await metrics.metrics()),
+  app.get(
+    '/metrics',
+    { ...open, schema: { ...open.schema, hide: true } },
+    async (_request, reply) => reply.type(metrics.contentType).send(await metrics.metrics()),
   );
-  app.get('/openapi.json', { ...open, schema: { ...open.schema, hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { ...open, schema: { ...open.schema, hide: true } }, async () =>
+    app.swagger(),
+  );
 }

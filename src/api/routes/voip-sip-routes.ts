@@ -18,7 +18,11 @@ export function trunkView(t: SipTrunk): Record<string, unknown> {
 
 export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock: Clock): void {
   const trunkExists = (companyId: string, id: string) => {
-    if (!store.sipTrunks.get(companyId, id)) throw new ApiError('sip_trunk_not_found', 'sipTrunkId does not name a SIP trunk of this company.');
+    if (!store.sipTrunks.get(companyId, id))
+      throw new ApiError(
+        'sip_trunk_not_found',
+        'sipTrunkId does not name a SIP trunk of this company.',
+      );
   };
 
   registerDocumentRoutes<SipTrunk>(app, {
@@ -39,7 +43,11 @@ export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock:
       callerIds: { type: 'array', items: E164, maxItems: 1000 },
       numberFormat: { type: 'string', enum: ['e164', 'e164_without_plus'] },
       techPrefix: { type: 'string', pattern: '^[0-9#*]{0,10}$' },
-      headers: { type: 'object', additionalProperties: { type: 'string' }, propertyNames: { pattern: '^[Xx]-[A-Za-z0-9-]+$' } },
+      headers: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        propertyNames: { pattern: '^[Xx]-[A-Za-z0-9-]+$' },
+      },
       ratePerMinute: { type: 'number', minimum: 0 },
       isDefault: { type: 'boolean' },
       active: { type: 'boolean' },
@@ -66,47 +74,71 @@ export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock:
     afterSave: (t) => {
       if (!t.isDefault) return;
       for (const other of store.sipTrunks.list(t.companyId)) {
-        if (other.id !== t.id && other.isDefault) store.sipTrunks.update({ ...other, isDefault: false });
+        if (other.id !== t.id && other.isDefault)
+          store.sipTrunks.update({ ...other, isDefault: false });
       }
     },
     beforeDelete: (t) => {
-      const used = store.outboundRoutes.list(t.companyId).some((r) => r.sipTrunkId === t.id) || store.voipPhones.list(t.companyId).some((p) => p.sipTrunkId === t.id);
-      if (used) throw new ApiError('conflict', 'Outbound routes or VoIP phones still use this SIP trunk.');
+      const used =
+        store.outboundRoutes.list(t.companyId).some((r) => r.sipTrunkId === t.id) ||
+        store.voipPhones.list(t.companyId).some((p) => p.sipTrunkId === t.id);
+      if (used)
+        throw new ApiError('conflict', 'Outbound routes or VoIP phones still use this SIP trunk.');
     },
     view: trunkView,
   });
 
   // Spec §4.3: where a sipTrunkId is obtained.
-  app.post('/api/v1/phones/sip-trunks/query', {
-    config: { access: ACCESS },
-    schema: {
-      tags: [TAG],
-      summary: 'Query SIP trunks',
-      security: [{ apiKey: [] }],
-      body: {
-        type: ['object', 'null'],
-        additionalProperties: false,
-        properties: {
-          name: { type: 'string' },
-          host: { type: 'string' },
-          isDefault: { type: 'boolean' },
-          active: { type: 'boolean' },
-          page: { type: 'integer', minimum: 1, default: 1 },
-          pageSize: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+  app.post(
+    '/api/v1/phones/sip-trunks/query',
+    {
+      config: { access: ACCESS },
+      schema: {
+        tags: [TAG],
+        summary: 'Query SIP trunks',
+        security: [{ apiKey: [] }],
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: {
+            name: { type: 'string' },
+            host: { type: 'string' },
+            isDefault: { type: 'boolean' },
+            active: { type: 'boolean' },
+            page: { type: 'integer', minimum: 1, default: 1 },
+            pageSize: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+          },
         },
       },
     },
-  }, async (request) => {
-    const q = (request.body ?? {}) as { name?: string; host?: string; isDefault?: boolean; active?: boolean; page?: number; pageSize?: number };
-    const page = q.page ?? 1;
-    const pageSize = q.pageSize ?? 50;
-    const all = store.sipTrunks.list(request.auth.company.id).filter((t) =>
-      (q.name === undefined || t.name.toLowerCase().includes(q.name.toLowerCase())) &&
-      (q.host === undefined || t.host === q.host) &&
-      (q.isDefault === undefined || t.isDefault === q.isDefault) &&
-      (q.active === undefined || t.active === q.active));
-    return { items: all.slice((page - 1) * pageSize, page * pageSize).map(trunkView), total: all.length, page, pageSize };
-  });
+    async (request) => {
+      const q = (request.body ?? {}) as {
+        name?: string;
+        host?: string;
+        isDefault?: boolean;
+        active?: boolean;
+        page?: number;
+        pageSize?: number;
+      };
+      const page = q.page ?? 1;
+      const pageSize = q.pageSize ?? 50;
+      const all = store.sipTrunks
+        .list(request.auth.company.id)
+        .filter(
+          (t) =>
+            (q.name === undefined || t.name.toLowerCase().includes(q.name.toLowerCase())) &&
+            (q.host === undefined || t.host === q.host) &&
+            (q.isDefault === undefined || t.isDefault === q.isDefault) &&
+            (q.active === undefined || t.active === q.active),
+        );
+      return {
+        items: all.slice((page - 1) * pageSize, page * pageSize).map(trunkView),
+        total: all.length,
+        page,
+        pageSize,
+      };
+    },
+  );
 
   registerDocumentRoutes(app, {
     path: '/api/v1/phones/outbound-routes',
@@ -122,7 +154,12 @@ export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock:
       priority: { type: 'integer', minimum: 0 },
     },
     required: ['prefix', 'sipTrunkId'],
-    build: (b) => ({ name: (b.name as string | undefined) ?? (b.prefix as string), prefix: b.prefix as string, sipTrunkId: b.sipTrunkId as string, priority: (b.priority as number | undefined) ?? 100 }),
+    build: (b) => ({
+      name: (b.name as string | undefined) ?? (b.prefix as string),
+      prefix: b.prefix as string,
+      sipTrunkId: b.sipTrunkId as string,
+      priority: (b.priority as number | undefined) ?? 100,
+    }),
     check: (r) => trunkExists(r.companyId, r.sipTrunkId),
   });
 
@@ -133,7 +170,10 @@ export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock:
     noun: 'VoIP phone',
     repo: store.voipPhones,
     clock,
-    properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, sipTrunkId: { type: 'string', minLength: 1 } },
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 200 },
+      sipTrunkId: { type: 'string', minLength: 1 },
+    },
     required: ['name', 'sipTrunkId'],
     build: (b) => ({ name: b.name as string, sipTrunkId: b.sipTrunkId as string }),
     check: (p) => trunkExists(p.companyId, p.sipTrunkId),

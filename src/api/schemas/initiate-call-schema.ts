@@ -9,10 +9,17 @@ export const initiateCallBody = {
   additionalProperties: false,
   required: ['destinationNumber'],
   properties: {
-    sipTrunkId: { type: 'string', description: 'Trunk to dial from; may be omitted when an outbound route or default trunk can carry the call.' },
+    sipTrunkId: {
+      type: 'string',
+      description:
+        'Trunk to dial from; may be omitted when an outbound route or default trunk can carry the call.',
+    },
     voipPhoneId: { type: 'string', description: 'Legacy line id; resolved to a trunk.' },
     callerId: { type: 'string', description: 'E.164 number or SIP URI the trunk may present.' },
-    outBoundCallerIdPrefix: { type: 'string', description: "Picks the trunk's caller ID starting with this prefix." },
+    outBoundCallerIdPrefix: {
+      type: 'string',
+      description: "Picks the trunk's caller ID starting with this prefix.",
+    },
     destinationNumber: { type: 'string', description: 'E.164.', example: '+14155550123' },
     isInternalCall: { type: 'boolean' },
     agentId: { type: 'string', description: 'Required for outbound AI calls.' },
@@ -34,7 +41,10 @@ export const initiateCallBody = {
     metadata: { ...stringMap, description: 'Keys starting with scenario_ are stripped.' },
     overrideTimeRestriction: { type: 'boolean', default: false },
     overrideDayRestriction: { type: 'boolean', default: false },
-    useAntiHarassmentProtection: { type: 'boolean', description: 'Default: the company setting (on unless changed).' },
+    useAntiHarassmentProtection: {
+      type: 'boolean',
+      description: 'Default: the company setting (on unless changed).',
+    },
     isWelcomeMessageAIGenerated: { type: 'boolean' },
     welcomeMessageOverride: { type: 'string' },
     scheduledAt: { type: 'string', format: 'date-time' },
@@ -42,7 +52,11 @@ export const initiateCallBody = {
     maxRetries: { type: 'integer', minimum: 0, maximum: 3, default: 3 },
     additionalPhoneNumbers: {
       description: 'Alternates tried in order; comma- or space-separated; non-digits stripped.',
-      anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'number' }] } }],
+      anyOf: [
+        { type: 'string' },
+        { type: 'number' },
+        { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'number' }] } },
+      ],
     },
   },
 };

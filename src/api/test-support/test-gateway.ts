@@ -27,7 +27,9 @@ export interface Tenant {
   agent: Agent;
   /** Another key of this company. */
   addKey(spec: Partial<NewApiKey>): string;
-  request(opts: InjectOptions & { key?: string | null; companyId?: string }): ReturnType<FastifyInstance['inject']>;
+  request(
+    opts: InjectOptions & { key?: string | null; companyId?: string },
+  ): ReturnType<FastifyInstance['inject']>;
 }
 
 export async function startTestGateway(
@@ -38,7 +40,12 @@ export async function startTestGateway(
   const accounts = new AccountService(store, clock);
   const calls = new CallService(store, clock, opts.dispatcher);
   const app = await buildApp({
-    config: { bodyLimitBytes: opts.bodyLimitBytes ?? 65536, trustProxy: false, rateLimitMax: opts.rateLimitMax ?? 10_000, rateLimitWindowMs: 60_000 },
+    config: {
+      bodyLimitBytes: opts.bodyLimitBytes ?? 65536,
+      trustProxy: false,
+      rateLimitMax: opts.rateLimitMax ?? 10_000,
+      rateLimitWindowMs: 60_000,
+    },
     store,
     clock,
     calls,
@@ -49,7 +56,11 @@ export async function startTestGateway(
   });
   await app.ready();
 
-  const tenant = async (name = 'acme', plan: PlanLimits = {}, parentId: string | null = null): Promise<Tenant> => {
+  const tenant = async (
+    name = 'acme',
+    plan: PlanLimits = {},
+    parentId: string | null = null,
+  ): Promise<Tenant> => {
     const company = accounts.createCompany(name, parentId, plan);
     const { secret: key } = accounts.createApiKey(company.id, { name: 'full', fullAccess: true });
     const request: Tenant['request'] = (o) => {
@@ -62,16 +73,29 @@ export async function startTestGateway(
     const trunkRes = await request({
       method: 'POST',
       url: '/api/v1/phones/sip-trunks',
-      payload: { name: `${name}-trunk`, host: '127.0.0.1', port: 5090, isDefault: true, callerIds: ['+12125550100', '+442071838750'], defaultCallerId: '+12125550100' },
+      payload: {
+        name: `${name}-trunk`,
+        host: '127.0.0.1',
+        port: 5090,
+        isDefault: true,
+        callerIds: ['+12125550100', '+442071838750'],
+        defaultCallerId: '+12125550100',
+      },
     });
-    const agentRes = await request({ method: 'POST', url: '/api/v1/agents', payload: { name: `${name}-agent`, websocketUrl: 'ws://127.0.0.1:9/agent' } });
-    if (trunkRes.statusCode !== 201 || agentRes.statusCode !== 201) throw new Error(`tenant setup failed: ${trunkRes.body} ${agentRes.body}`);
+    const agentRes = await request({
+      method: 'POST',
+      url: '/api/v1/agents',
+      payload: { name: `${name}-agent`, websocketUrl: 'ws://127.0.0.1:9/agent' },
+    });
+    if (trunkRes.statusCode !== 201 || agentRes.statusCode !== 201)
+      throw new Error(`tenant setup failed: ${trunkRes.body} ${agentRes.body}`);
     return {
       company,
       key,
       trunk: trunkRes.json(),
       agent: agentRes.json(),
-      addKey: (spec) => accounts.createApiKey(company.id, { name: 'extra', fullAccess: false, ...spec }).secret,
+      addKey: (spec) =>
+        accounts.createApiKey(company.id, { name: 'extra', fullAccess: false, ...spec }).secret,
       request,
     };
   };

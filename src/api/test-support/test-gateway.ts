@@ -1,6 +1,6 @@
 // An in-process gateway for API tests: :memory: SQLite, a manual clock, and
 // helpers to create companies, keys, trunks and agents.
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Registry } from 'prom-client';
 import { AccountService, type NewApiKey, type PlanLimits } from '../../accounts/account-service.js';
 import { CallService, type CallDispatcher } from '../../calls/call-service.js';
@@ -29,7 +29,7 @@ export interface Tenant {
   addKey(spec: Partial<NewApiKey>): string;
   request(
     opts: InjectOptions & { key?: string | null; companyId?: string },
-  ): ReturnType<FastifyInstance['inject']>;
+  ): Promise<LightMyRequestResponse>;
 }
 
 export async function startTestGateway(

@@ -88,15 +88,14 @@ export function isListHeader(canonical: string): boolean {
 const CACHE_LIMIT = 2048;
 const canonicalCache = new Map<string, string>();
 
-/**
- * The canonical lower-case long name for any spelling (case-insensitive,
- * compact forms expanded, RFC 3261 §7.3.3/§7.3.5). Returns undefined when the
- * name is not an RFC 3261 token (the parser rejects such a line).
- */
+/** The canonical lower-case long name for any spelling (case-insensitive,
+ *  compact forms expanded, RFC 3261 §7.3.3/§7.3.5). */
 export function canonicalHeaderName(name: string): string {
   return canonicalOrUndefined(name) ?? name.toLowerCase();
 }
 
+/** As canonicalHeaderName, but undefined when the name is not an RFC 3261
+ *  token (the parser rejects such a line). */
 export function canonicalOrUndefined(name: string): string | undefined {
   const hit = canonicalCache.get(name);
   if (hit !== undefined) return hit;

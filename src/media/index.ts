@@ -1,0 +1,33 @@
+/**
+ * The media layer's public API: the calls domain reaches it through its own
+ * `MediaPort` interface, structurally satisfied by `MediaEngine` and
+ * `MediaSession`. Nothing here imports sip/, calls/, api/, store/ or agent/.
+ */
+export { DEFAULT_MEDIA_CONFIG, MediaEngine } from './media-engine.js';
+export type { CreateSessionOptions, MediaConfig } from './media-engine.js';
+export { MediaSession } from './media-session.js';
+export { MediaError } from './media-error.js';
+export type { MediaErrorCode } from './media-error.js';
+export type {
+  MediaCloseResult,
+  MediaCounters,
+  MediaSessionEvents,
+  NetworkQuality,
+  ReceivedAudioFrame,
+  ReceivedDtmf,
+} from './media-types.js';
+export type { FarEndQuality } from './rtcp-session-state.js';
+export type { ClearResult } from './playout-queue.js';
+export type { RecordingResult } from './wav-recorder.js';
+export type { AudioCodecName, MediaDirection, NegotiatedMedia } from './sdp-types.js';
+export { systemMediaClock } from './media-clock.js';
+export type { MediaClock, MediaTimer } from './media-clock.js';
+export {
+  decodeAlaw,
+  decodeUlaw,
+  encodeAlaw,
+  encodeUlaw,
+  ALAW_TO_ULAW,
+  ULAW_TO_ALAW,
+} from './g711.js';
+export { Resampler } from './resampler.js';

@@ -1,0 +1,592 @@
+import { randomInt } from 'node:crypto';
+import type { RemoteInfo, Socket } from 'node:dgram';
+import { EventEmitter } from 'node:events';
+import {
+  ALAW_TO_ULAW,
+  decodeAlaw,
+  decodeUlaw,
+  encodeUlaw,
+  transcode,
+  ULAW_SILENCE,
+  ULAW_TO_ALAW,
+} from './g711.js';
+import type { MediaClock } from './media-clock.js';
+import { MediaError } from './media-error.js';
+import type {
+  MediaCloseResult,
+  MediaCounters,
+  MediaSessionEvents,
+  NetworkQuality,
+  ReceivedAudioFrame,
+} from './media-types.js';
+import type { PacingClock, PacingHandle } from './pacing-clock.js';
+import { PlayoutQueue, type ClearResult } from './playout-queue.js';
+import { ReceiveStatistics } from './receive-statistics.js';
+import { Resampler } from './resampler.js';
+import { RtcpSessionState } from './rtcp-session-state.js';
+import { createRtpHeader, isRtcpInMux, parseRtpPacket, writeRtpHeader } from './rtp-packet.js';
+import { negotiateRemoteSdp, writeLocalSdp } from './sdp-negotiation.js';
+import type { AudioCodecName, MediaDirection, NegotiatedMedia } from './sdp-types.js';
+import { dtmfEventToDigit, parseTelephoneEvent, writeTelephoneEvent } from './telephone-event.js';
+import { TelephoneEventReceiver } from './telephone-event-receiver.js';
+import { TelephoneEventSender } from './telephone-event-sender.js';
+import type { WavRecorder } from './wav-recorder.js';
+
+/** Per-session settings; the engine fills them from its config. */
+export interface MediaSessionSettings {
+  advertisedAddress: string;
+  codecs: readonly AudioCodecName[];
+  telephoneEventPayloadType: number | null;
+  offerRtcpMux: boolean;
+  symmetricRtp: boolean;
+  inactivityTimeoutSec: number;
+  rtcpIntervalMs: number;
+  statsIntervalMs: number;
+  playoutQueueMaxMs: number;
+  dtmfDurationMs: number;
+  dtmfGapMs: number;
+  cname: string;
+}
+
+export interface MediaSessionResources {
+  port: number;
+  rtp: Socket;
+  rtcp: Socket;
+  pacing: PacingClock;
+  clock: MediaClock;
+  recorder: WavRecorder | null;
+  release: () => void;
+}
+
+const SAMPLES = 160; // 20 ms at 8 kHz
+const RING = 4; // packet buffers in flight (a send reads its buffer after this tick)
+
+/**
+ * One call's RTP/RTCP session on a bound port pair. Sends one packet per
+ * frame on the shared pacing clock (agent audio, silence, or RFC 4733
+ * events), receives and accounts the far end's packets, and hands each
+ * audio frame to the handler set with `onAudio`.
+ */
+export class MediaSession extends EventEmitter<MediaSessionEvents> {
+  readonly localPort: number;
+  readonly localAddress: string;
+  readonly ssrc = randomInt(1, 0xffffffff) >>> 0;
+  private readonly settings: MediaSessionSettings;
+  private readonly r: MediaSessionResources;
+  private readonly sessionId = String(randomInt(1, 2 ** 47));
+  private sessionVersion = 0;
+
+  private negotiated: NegotiatedMedia | null = null;
+  private sendAddress = '';
+  private sendPort = 0;
+  private rtcpAddress = '';
+  private rtcpPort = 0;
+  private latched = false;
+  private readonly rxEventPayloadTypes = new Set<number>();
+  private audioHandler: (frame: ReceivedAudioFrame) => void = () => {};
+
+  // send state (RFC 3550 §5.1: random initial sequence number and timestamp)
+  private seq = randomInt(0, 0x10000);
+  private readonly tsBase = randomInt(0, 0xffffffff) >>> 0;
+  private startFrame = -1;
+  private lastFrame = -1;
+  private lastTimestamp = 0;
+  private talking = false;
+  private readonly packets: Buffer[] = [];
+  private ring = 0;
+  private readonly queue: PlayoutQueue;
+  private readonly dtmfOut: TelephoneEventSender;
+  private readonly resamplers = new Map<number, Resampler>();
+  private pcmScratch: Int16Array | null = null;
+
+  // receive state
+  private readonly header = createRtpHeader();
+  private rxStats = new ReceiveStatistics();
+  private remoteSsrc = -1;
+  private firstRxTimestamp = -1;
+  private readonly dtmfIn = new TelephoneEventReceiver();
+  private lastRxAt: number;
+  private inactiveReported = false;
+
+  private readonly rtcpState: RtcpSessionState;
+  private readonly rtcpBuf = Buffer.alloc(1500);
+  private nextRtcpAt = 0;
+  private nextStatsAt = 0;
+  private readonly c: MediaCounters;
+  private pacingHandle: PacingHandle | null = null;
+  private closed: Promise<MediaCloseResult> | null = null;
+
+  constructor(settings: MediaSessionSettings, resources: MediaSessionResources) {
+    super();
+    this.settings = settings;
+    this.r = resources;
+    this.localPort = resources.port;
+    this.localAddress = settings.advertisedAddress;
+    this.queue = new PlayoutQueue(Math.round(settings.playoutQueueMaxMs * 8));
+    const frameMs = resources.pacing.frameMs;
+    this.dtmfOut = new TelephoneEventSender(
+      Math.max(1, Math.round(settings.dtmfDurationMs / frameMs)),
+      Math.max(1, Math.round(settings.dtmfGapMs / frameMs)),
+      SAMPLES,
+    );
+    for (let i = 0; i < RING; i++) this.packets.push(Buffer.alloc(12 + SAMPLES));
+    this.rtcpState = new RtcpSessionState(settings.cname);
+    this.lastRxAt = resources.clock.now();
+    this.c = {
+      packetsSent: 0,
+      octetsSent: 0,
+      audioFramesSent: 0,
+      dtmfPacketsSent: 0,
+      packetsReceived: 0,
+      packetsDuplicated: 0,
+      malformedPackets: 0,
+      foreignPackets: 0,
+      unknownPayloadType: 0,
+      rtcpSent: 0,
+      rtcpReceived: 0,
+      queuedMs: 0,
+      overflowMs: 0,
+      rttMs: -1,
+      sendErrors: 0,
+    };
+    if (settings.telephoneEventPayloadType !== null) {
+      this.rxEventPayloadTypes.add(settings.telephoneEventPayloadType);
+    }
+    resources.rtp.on('message', this.onRtpDatagram);
+    resources.rtcp.on('message', this.onRtcpDatagram);
+    const onError = (err: Error): void => {
+      this.c.sendErrors++;
+      if (this.listenerCount('error') > 0) this.emit('error', err);
+    };
+    resources.rtp.on('error', onError);
+    resources.rtcp.on('error', onError);
+    this.pacingHandle = resources.pacing.add(this);
+  }
+
+  /** The negotiated media, once an answer or offer has been applied. */
+  get media(): Readonly<NegotiatedMedia> | null {
+    return this.negotiated;
+  }
+
+  /** Our SDP offer (codecs and order from config, ptime 20, telephone-event). */
+  createOffer(): string {
+    return writeLocalSdp({
+      address: this.localAddress,
+      port: this.localPort,
+      codecs: this.settings.codecs,
+      telephoneEventPayloadType: this.settings.telephoneEventPayloadType,
+      ptime: this.r.pacing.frameMs,
+      rtcpMux: this.settings.offerRtcpMux,
+      direction: 'sendrecv',
+      sessionId: this.sessionId,
+      sessionVersion: this.sessionVersion++,
+    });
+  }
+
+  /** Applies the far end's answer to our offer. Throws MediaError (the four SDP codes). */
+  applyAnswer(sdp: string): NegotiatedMedia {
+    const n = negotiateRemoteSdp(sdp, 'answer', {
+      codecs: this.settings.codecs,
+      telephoneEvents: this.settings.telephoneEventPayloadType !== null,
+      rtcpMux: this.settings.offerRtcpMux,
+    });
+    this.apply(n);
+    return n;
+  }
+
+  /**
+   * Answers an offer from the far end (a re-INVITE: hold, new address or
+   * port, codec change). Returns our SDP answer; throws MediaError when
+   * nothing in the offer is acceptable (the session keeps its old media).
+   */
+  answerOffer(sdp: string): string {
+    const n = negotiateRemoteSdp(sdp, 'offer', {
+      codecs: this.settings.codecs,
+      telephoneEvents: this.settings.telephoneEventPayloadType !== null,
+      rtcpMux: true,
+    });
+    this.apply(n);
+    return writeLocalSdp(
+      {
+        address: this.localAddress,
+        port: this.localPort,
+        codecs: this.settings.codecs,
+        telephoneEventPayloadType: n.telephoneEventPayloadType,
+        ptime: this.r.pacing.frameMs,
+        rtcpMux: n.rtcpMux,
+        direction: n.direction,
+        sessionId: this.sessionId,
+        sessionVersion: this.sessionVersion++,
+      },
+      n,
+    );
+  }
+
+  private apply(n: NegotiatedMedia): void {
+    const prev = this.negotiated;
+    const moved =
+      !prev || prev.remoteAddress !== n.remoteAddress || prev.remotePort !== n.remotePort;
+    this.negotiated = n;
+    if (moved) {
+      // new far-end address: send there, and latch again on whoever sends
+      this.sendAddress = n.remoteAddress;
+      this.sendPort = n.remotePort;
+      this.rtcpAddress = n.rtcpMux ? n.remoteAddress : n.remoteRtcpAddress;
+      this.rtcpPort = n.rtcpMux ? n.remotePort : n.remoteRtcpPort;
+      this.latched = false;
+    }
+    if (n.telephoneEventPayloadType !== null)
+      this.rxEventPayloadTypes.add(n.telephoneEventPayloadType);
+    if (!prev || moved || prev.direction !== n.direction) {
+      this.lastRxAt = this.r.clock.now(); // inactivity counts from the new media
+      this.inactiveReported = false;
+    }
+    if (this.nextRtcpAt === 0) this.nextRtcpAt = this.r.clock.now() + this.rtcpInterval();
+    if (this.nextStatsAt === 0)
+      this.nextStatsAt = this.r.clock.now() + this.settings.statsIntervalMs;
+  }
+
+  private get direction(): MediaDirection {
+    return this.negotiated?.direction ?? 'inactive';
+  }
+
+  /** Sets the handler that receives every audio frame (one handler; the hot path). */
+  onAudio(handler: (frame: ReceivedAudioFrame) => void): void {
+    this.audioHandler = handler;
+  }
+
+  /**
+   * Queues audio for sending: μ-law 8 kHz bytes (a Uint8Array/Buffer, kept
+   * by reference), or 16-bit PCM (an Int16Array) at 8, 16 or 24 kHz.
+   * Returns the milliseconds accepted (less than given when the queue is full).
+   */
+  enqueue(audio: Uint8Array | Int16Array, sampleRate = 8000): number {
+    if (audio instanceof Int16Array) {
+      let pcm = audio;
+      if (sampleRate !== 8000) {
+        let rs = this.resamplers.get(sampleRate);
+        if (!rs) {
+          if (sampleRate !== 16000 && sampleRate !== 24000) {
+            throw new MediaError('unsupported_audio_format', `PCM at ${sampleRate} Hz`);
+          }
+          rs = new Resampler(sampleRate, 8000);
+          this.resamplers.set(sampleRate, rs);
+        }
+        pcm = rs.process(audio);
+      }
+      const ulaw = Buffer.allocUnsafe(pcm.length);
+      encodeUlaw(pcm, ulaw);
+      return this.queue.push(ulaw) / 8;
+    }
+    return this.queue.push(audio) / 8;
+  }
+
+  /** Reports `name` with a 'mark' event once the audio queued so far has been sent. */
+  mark(name: string): void {
+    this.queue.mark(name);
+  }
+
+  /** Drops all queued audio at once; returns what was dropped, marks included. */
+  clear(): ClearResult {
+    return this.queue.clear();
+  }
+
+  /** Sends DTMF digits as RFC 4733 events (0-9 * # A-D). */
+  sendDtmf(digits: string): void {
+    if (this.negotiated?.telephoneEventPayloadType == null) {
+      throw new MediaError('dtmf_not_negotiated', 'the far end did not accept telephone-event');
+    }
+    try {
+      this.dtmfOut.enqueue(digits);
+    } catch (cause) {
+      throw new MediaError('invalid_dtmf_digit', 'not a DTMF digit', { cause });
+    }
+  }
+
+  /** The call record's networkQuality, spec shape. */
+  stats(): NetworkQuality {
+    const rx = this.rxStats.counters();
+    const q: NetworkQuality = {
+      packetsReceived: rx.packetsReceived,
+      packetsLost: rx.packetsLost,
+      lossPct: Math.round(rx.lossPct * 100) / 100,
+      packetsOutOfOrder: rx.packetsOutOfOrder,
+      jitterMs: Math.round(rx.jitterMs * 100) / 100,
+    };
+    const far = this.rtcpState.farEnd;
+    if (far) q.farEnd = far;
+    return q;
+  }
+
+  counters(): MediaCounters {
+    const rx = this.rxStats.counters();
+    return {
+      ...this.c,
+      packetsReceived: rx.packetsReceived,
+      packetsDuplicated: rx.packetsDuplicated,
+      queuedMs: this.queue.queuedBytes / 8,
+      overflowMs: this.queue.overflowBytes / 8,
+      rttMs: this.rtcpState.rttMs,
+      rtcpReceived: this.rtcpState.reportsReceived,
+    };
+  }
+
+  // ---- sending: one call per frame from the pacing clock ----
+
+  onPacingTick(frame: number): void {
+    if (this.startFrame < 0) this.startFrame = frame;
+    this.lastFrame = frame;
+    const ts = (this.tsBase + (frame - this.startFrame) * SAMPLES) >>> 0;
+    this.lastTimestamp = ts;
+    if ((frame & 15) === 0) this.housekeeping();
+    const n = this.negotiated;
+    if (!n) return;
+    const sending = n.direction === 'sendrecv' || n.direction === 'sendonly';
+    const buf = this.packets[this.ring]!;
+    this.ring = (this.ring + 1) % RING;
+
+    if (this.dtmfOut.busy && n.telephoneEventPayloadType !== null) {
+      const ev = this.dtmfOut.nextFrame(ts);
+      if (ev) {
+        writeRtpHeader(
+          buf,
+          0,
+          ev.marker,
+          n.telephoneEventPayloadType,
+          this.seq,
+          ev.timestamp,
+          this.ssrc,
+        );
+        writeTelephoneEvent(buf, 12, ev);
+        if (sending) this.send(buf, 16);
+        this.c.dtmfPacketsSent++;
+        this.talking = false;
+        return;
+      }
+    }
+    const pcmu = n.codec === 'PCMU';
+    const got = this.queue.read(buf, 12, SAMPLES, ULAW_SILENCE);
+    if (this.r.recorder) this.recordNear(buf);
+    if (!pcmu) transcode(ULAW_TO_ALAW, buf.subarray(12, 12 + SAMPLES), buf, 12);
+    // §5.1: marker on the first packet of a talk-spurt
+    const marker = got > 0 && !this.talking;
+    this.talking = got > 0;
+    writeRtpHeader(buf, 0, marker, n.payloadType, this.seq, ts, this.ssrc);
+    if (sending) this.send(buf, 12 + SAMPLES);
+    if (got > 0) this.c.audioFramesSent++;
+    if (this.queue.pendingMarks > 0) {
+      const due = this.queue.takeDueMarks();
+      if (due) for (const name of due) this.emit('mark', name);
+    }
+  }
+
+  private send(buf: Buffer, length: number): void {
+    this.seq = (this.seq + 1) & 0xffff;
+    this.c.packetsSent++;
+    this.c.octetsSent += length - 12;
+    this.r.rtp.send(buf, 0, length, this.sendPort, this.sendAddress, this.onSent);
+  }
+
+  private readonly onSent = (err: Error | null): void => {
+    if (err) this.c.sendErrors++;
+  };
+
+  private recordNear(buf: Buffer): void {
+    const pcm = (this.pcmScratch ??= new Int16Array(SAMPLES));
+    decodeUlaw(buf.subarray(12, 12 + SAMPLES), pcm);
+    this.r.recorder!.near(pcm);
+  }
+
+  private rtcpInterval(): number {
+    // RFC 3550 §6.3.1: randomise over [0.5, 1.5] × the interval
+    return this.settings.rtcpIntervalMs * (0.5 + Math.random());
+  }
+
+  private housekeeping(): void {
+    const now = this.r.clock.now();
+    if (!this.negotiated) return;
+    if (now >= this.nextRtcpAt) {
+      this.nextRtcpAt = now + this.rtcpInterval();
+      this.sendRtcp();
+    }
+    if (now >= this.nextStatsAt) {
+      this.nextStatsAt = now + this.settings.statsIntervalMs;
+      this.emit('stats', this.stats());
+    }
+    const expectRtp = this.direction === 'sendrecv' || this.direction === 'recvonly';
+    const timeoutMs = this.settings.inactivityTimeoutSec * 1000;
+    if (expectRtp && timeoutMs > 0 && !this.inactiveReported && now - this.lastRxAt >= timeoutMs) {
+      this.inactiveReported = true;
+      this.emit('inactive', { silentForMs: now - this.lastRxAt });
+    }
+  }
+
+  private sendRtcp(bye?: string): void {
+    if (!this.negotiated) return;
+    const sender =
+      this.c.packetsSent > 0
+        ? {
+            ssrc: this.ssrc,
+            rtpTimestamp: this.lastTimestamp,
+            packetCount: this.c.packetsSent >>> 0,
+            octetCount: this.c.octetsSent >>> 0,
+          }
+        : null;
+    const rx = this.remoteSsrc >= 0 ? { stats: this.rxStats, ssrc: this.remoteSsrc } : null;
+    const len = this.rtcpState.writeReport(
+      this.rtcpBuf,
+      this.r.clock.now(),
+      this.r.clock.wallNow(),
+      sender,
+      this.ssrc,
+      rx,
+      bye,
+    );
+    const socket = this.negotiated.rtcpMux ? this.r.rtp : this.r.rtcp;
+    // a fresh copy: the shared buffer is rewritten by the next report
+    socket.send(
+      Buffer.from(this.rtcpBuf.subarray(0, len)),
+      this.rtcpPort,
+      this.rtcpAddress,
+      this.onSent,
+    );
+    this.c.rtcpSent++;
+  }
+
+  // ---- receiving ----
+
+  private readonly onRtpDatagram = (msg: Buffer, rinfo: RemoteInfo): void => {
+    const n = this.negotiated;
+    if (n?.rtcpMux && isRtcpInMux(msg)) {
+      this.onRtcpDatagram(msg, rinfo);
+      return;
+    }
+    const h = this.header;
+    if (!parseRtpPacket(msg, h)) {
+      this.c.malformedPackets++;
+      return;
+    }
+    if (this.settings.symmetricRtp && n) {
+      if (!this.latched) {
+        // symmetric RTP (RFC 4961): send where the far end actually sends from
+        this.latched = true;
+        this.sendAddress = rinfo.address;
+        this.sendPort = rinfo.port;
+        if (!n.rtcpMux && this.rtcpAddress === n.remoteRtcpAddress)
+          this.rtcpAddress = rinfo.address;
+        this.emit('latched', { address: rinfo.address, port: rinfo.port });
+      } else if (rinfo.port !== this.sendPort || rinfo.address !== this.sendAddress) {
+        this.c.foreignPackets++;
+        return;
+      }
+    }
+    const now = this.r.clock.now();
+    if (h.ssrc !== this.remoteSsrc) {
+      if (this.remoteSsrc >= 0) this.rxStats = new ReceiveStatistics(); // §8.2: a new source
+      this.remoteSsrc = h.ssrc;
+      this.firstRxTimestamp = h.timestamp;
+    }
+    const pt = h.payloadType;
+    const isEvent = this.rxEventPayloadTypes.has(pt);
+    if (!isEvent && pt !== 0 && pt !== 8) {
+      this.c.unknownPayloadType++;
+      return;
+    }
+    if (!this.rxStats.onPacket(h.sequenceNumber, now, isEvent ? undefined : h.timestamp)) return;
+    this.lastRxAt = now;
+    this.inactiveReported = false;
+    if (isEvent) {
+      const ev = parseTelephoneEvent(msg, h.payloadOffset, h.payloadLength);
+      const fresh = ev && this.dtmfIn.onPacket(h.timestamp, ev.event);
+      const digit = fresh ? dtmfEventToDigit(fresh.event) : undefined;
+      if (fresh && digit) this.emit('dtmf', { digit, event: fresh.event, timestamp: h.timestamp });
+      return;
+    }
+    const payload = msg.subarray(h.payloadOffset, h.payloadOffset + h.payloadLength);
+    const pcma = pt === 8;
+    let ulaw = payload;
+    if (pcma) {
+      ulaw = Buffer.allocUnsafe(payload.length);
+      transcode(ALAW_TO_ULAW, payload, ulaw);
+    }
+    if (this.r.recorder) {
+      const pcm = new Int16Array(payload.length);
+      if (pcma) decodeAlaw(payload, pcm);
+      else decodeUlaw(payload, pcm);
+      this.r.recorder.far(pcm);
+    }
+    this.audioHandler({
+      payload,
+      ulaw,
+      codec: pcma ? 'PCMA' : 'PCMU',
+      sequenceNumber: this.rxStats.extendedHighestSeq,
+      timestamp: h.timestamp,
+      mediaTimeMs: (((h.timestamp - this.firstRxTimestamp) >>> 0) / 8) | 0,
+      marker: h.marker,
+      receivedAt: now,
+    });
+  };
+
+  private readonly onRtcpDatagram = (msg: Buffer, rinfo: RemoteInfo): void => {
+    const n = this.negotiated;
+    if (!n) return;
+    const ok = this.rtcpState.onPacket(msg, this.r.clock.now(), this.r.clock.wallNow(), this.ssrc);
+    if (!ok) {
+      this.c.malformedPackets++;
+      return;
+    }
+    if (this.settings.symmetricRtp) {
+      this.rtcpAddress = rinfo.address;
+      this.rtcpPort = rinfo.port;
+    }
+  };
+
+  /**
+   * Ends the session: RTCP BYE, sockets closed, port released, recording
+   * finished. Idempotent; resolves with the final statistics.
+   */
+  close(reason = 'call ended'): Promise<MediaCloseResult> {
+    if (this.closed) return this.closed;
+    if (this.pacingHandle) this.r.pacing.remove(this.pacingHandle);
+    this.pacingHandle = null;
+    try {
+      this.sendRtcp(reason);
+    } catch {
+      this.c.sendErrors++;
+    }
+    this.audioHandler = () => {};
+    this.r.rtp.off('message', this.onRtpDatagram);
+    this.r.rtcp.off('message', this.onRtcpDatagram);
+    this.closed = this.finish();
+    return this.closed;
+  }
+
+  private async finish(): Promise<MediaCloseResult> {
+    const result = { networkQuality: this.stats(), counters: this.counters() };
+    // let the BYE leave before the socket closes
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await Promise.all([closeSocket(this.r.rtp), closeSocket(this.r.rtcp)]);
+    this.r.release();
+    const recording = this.r.recorder ? await this.r.recorder.close() : null;
+    return { ...result, recording };
+  }
+
+  /** For tests and diagnostics: frames since start and the last RTP timestamp sent. */
+  get sendPosition(): { frames: number; timestamp: number; sequenceNumber: number } {
+    return {
+      frames: this.lastFrame - this.startFrame,
+      timestamp: this.lastTimestamp,
+      sequenceNumber: this.seq,
+    };
+  }
+}
+
+function closeSocket(s: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    try {
+      s.close(() => resolve());
+    } catch {
+      resolve(); // already closed
+    }
+  });
+}

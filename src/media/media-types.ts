@@ -1,0 +1,82 @@
+import type { FarEndQuality } from './rtcp-session-state.js';
+import type { AudioCodecName } from './sdp-types.js';
+import type { RecordingResult } from './wav-recorder.js';
+
+/** The call record's `networkQuality`, in exactly the spec's shape. */
+export interface NetworkQuality {
+  packetsReceived: number;
+  packetsLost: number;
+  /** 0 to 100. */
+  lossPct: number;
+  packetsOutOfOrder: number;
+  jitterMs: number;
+  farEnd?: FarEndQuality;
+}
+
+/** One received audio packet (normally 20 ms), handed to the audio handler. */
+export interface ReceivedAudioFrame {
+  /** The payload as received, in `codec`. Valid only during the call; copy to keep. */
+  payload: Buffer;
+  /** The same audio in μ-law: `payload` itself when the codec is PCMU. */
+  ulaw: Buffer;
+  codec: AudioCodecName;
+  /** Extended (32-bit, wrap-free) sequence number. */
+  sequenceNumber: number;
+  /** RTP timestamp as received. */
+  timestamp: number;
+  /** Media time of this frame in ms since the first received packet (from RTP timestamps). */
+  mediaTimeMs: number;
+  marker: boolean;
+  /** Local clock (MediaClock.now) at arrival. */
+  receivedAt: number;
+}
+
+export interface ReceivedDtmf {
+  digit: string;
+  event: number;
+  /** RTP timestamp of the event's start. */
+  timestamp: number;
+}
+
+/** Detail counters beyond the spec's `networkQuality`, for metrics and logs. */
+export interface MediaCounters {
+  packetsSent: number;
+  octetsSent: number;
+  /** Frames sent with agent audio (rest were silence or DTMF). */
+  audioFramesSent: number;
+  dtmfPacketsSent: number;
+  packetsReceived: number;
+  packetsDuplicated: number;
+  /** Datagrams that were not RTP/RTCP, or from a source we did not latch to. */
+  malformedPackets: number;
+  foreignPackets: number;
+  unknownPayloadType: number;
+  rtcpSent: number;
+  rtcpReceived: number;
+  /** Queued agent audio, ms, and audio refused because the queue was full. */
+  queuedMs: number;
+  overflowMs: number;
+  rttMs: number;
+  sendErrors: number;
+}
+
+export interface MediaCloseResult {
+  networkQuality: NetworkQuality;
+  counters: MediaCounters;
+  recording: RecordingResult | null;
+}
+
+export interface MediaSessionEvents {
+  /** A DTMF digit received (RFC 4733), once per event. */
+  dtmf: [ReceivedDtmf];
+  /** A mark set with `mark(name)`: the audio queued before it has been sent. */
+  mark: [string];
+  /** Periodic statistics (every `statsIntervalMs`). */
+  stats: [NetworkQuality];
+  /** No RTP for `inactivityTimeoutSec` while the far end should send (→ `no_rtp_stream`). */
+  inactive: [{ silentForMs: number }];
+  /** Symmetric RTP latched on the source that actually sends. */
+  latched: [{ address: string; port: number }];
+  /** A socket error; the session keeps running. */
+  error: [Error];
+}

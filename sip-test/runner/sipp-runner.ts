@@ -22,6 +22,8 @@ export interface SippOptions {
   timeoutSec?: number;
   /** Anything else (e.g. -r 100 -l 1000, -key name value). */
   extraArgs?: string[];
+  /** Write every message to messages.log (default true; off for load). */
+  traceMessages?: boolean;
   /** UAC mode: the remote host:port sipp calls. */
   remote?: string;
 }

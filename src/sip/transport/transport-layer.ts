@@ -158,8 +158,14 @@ export class TransportLayer {
     try {
       this.handler(msg, source);
     } catch (err) {
+      // A header the layers above could not read: the message is dropped.
+      if (err instanceof SipParseError) {
+        this.stats.parseErrorsDropped++;
+        return;
+      }
       // A bug above must not kill the socket loop: count, log once, go on.
       this.stats.handlerErrors++;
+      if (process.env.SIP_DEBUG_HANDLER_ERRORS) console.error(err);
       if (!this.handlerErrorLogged) {
         this.handlerErrorLogged = true;
         this.logger.error({ err }, 'sip message handler threw');

@@ -46,6 +46,7 @@ export interface SipStack {
 }
 
 const ACCEPT = 'application/sdp, application/dtmf-relay, application/dtmf, message/sipfrag';
+const ACCEPT_TYPES = ACCEPT.split(', ');
 
 export function createSipStack(config: SipStackConfig, deps: SipStackDeps = {}): SipStack {
   return new EmbeddedSipStack(resolveSipConfig(config), deps);
@@ -186,18 +187,20 @@ class EmbeddedSipStack implements SipStack {
   }
 
   private onRequest(req: SipRequest, stx: ServerTransaction | undefined): void {
-    const isAck = req.method === 'ACK';
     // RFC 3261 §8.2: the UAS checks before acting (never answer an ACK).
     const rejection = checkIncomingRequest(req, {
       supported: ['timer'],
-      acceptTypes: ACCEPT.split(', '),
+      acceptTypes: ACCEPT_TYPES,
     });
     if (rejection) {
       if (stx)
         stx.respond(
-          createResponse(req, rejection.status, rejection.reason, {
-            headers: (rejection.headers ?? []).map((h) => [h.name, h.value] as const),
-          }),
+          this.response(
+            req,
+            rejection.status,
+            rejection.reason,
+            (rejection.headers ?? []).map((h) => [h.name, h.value]),
+          ),
         );
       return;
     }

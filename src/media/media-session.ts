@@ -1,15 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { RemoteInfo, Socket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
-import {
-  ALAW_TO_ULAW,
-  decodeAlaw,
-  decodeUlaw,
-  encodeUlaw,
-  transcode,
-  ULAW_SILENCE,
-  ULAW_TO_ALAW,
-} from './g711.js';
+import { ALAW_TO_ULAW, decodeAlaw, decodeUlaw, encodeUlaw, transcode } from './g711.js';
 import type { MediaClock } from './media-clock.js';
 import { MediaError } from './media-error.js';
 import type {
@@ -24,10 +16,12 @@ import { PlayoutQueue, type ClearResult } from './playout-queue.js';
 import { ReceiveStatistics } from './receive-statistics.js';
 import { Resampler } from './resampler.js';
 import { RtcpSessionState } from './rtcp-session-state.js';
-import { createRtpHeader, isRtcpInMux, parseRtpPacket, writeRtpHeader } from './rtp-packet.js';
+import { FRAME_SAMPLES, RtpFrameBuilder } from './rtp-frame-builder.js';
+import { createRtpHeader, isRtcpInMux, parseRtpPacket, RTP_HEADER_SIZE } from './rtp-packet.js';
+import { RtpTransmitter } from './rtp-transmitter.js';
 import { negotiateRemoteSdp, writeLocalSdp } from './sdp-negotiation.js';
 import type { AudioCodecName, MediaDirection, NegotiatedMedia } from './sdp-types.js';
-import { dtmfEventToDigit, parseTelephoneEvent, writeTelephoneEvent } from './telephone-event.js';
+import { dtmfEventToDigit, parseTelephoneEvent } from './telephone-event.js';
 import { TelephoneEventReceiver } from './telephone-event-receiver.js';
 import { TelephoneEventSender } from './telephone-event-sender.js';
 import type { WavRecorder } from './wav-recorder.js';
@@ -58,9 +52,6 @@ export interface MediaSessionResources {
   release: () => void;
 }
 
-const SAMPLES = 160; // 20 ms at 8 kHz
-const RING = 4; // packet buffers in flight (a send reads its buffer after this tick)
-
 /**
  * One call's RTP/RTCP session on a bound port pair. Sends one packet per
  * frame on the shared pacing clock (agent audio, silence, or RFC 4733
@@ -70,50 +61,50 @@ const RING = 4; // packet buffers in flight (a send reads its buffer after this 
 export class MediaSession extends EventEmitter<MediaSessionEvents> {
   readonly localPort: number;
   readonly localAddress: string;
+  /** RFC 3550 §8: random SSRC; sequence number and timestamp start random too (§5.1). */
   readonly ssrc = randomInt(1, 0xffffffff) >>> 0;
   private readonly settings: MediaSessionSettings;
   private readonly r: MediaSessionResources;
   private readonly sessionId = String(randomInt(1, 2 ** 47));
   private sessionVersion = 0;
-
   private negotiated: NegotiatedMedia | null = null;
-  private sendAddress = '';
-  private sendPort = 0;
+  private readonly tx: RtpTransmitter;
   private rtcpAddress = '';
   private rtcpPort = 0;
-  private latched = false;
-  private readonly rxEventPayloadTypes = new Set<number>();
-  private audioHandler: (frame: ReceivedAudioFrame) => void = () => {};
 
-  // send state (RFC 3550 §5.1: random initial sequence number and timestamp)
-  private seq = randomInt(0, 0x10000);
-  private readonly tsBase = randomInt(0, 0xffffffff) >>> 0;
-  private startFrame = -1;
-  private lastFrame = -1;
-  private lastTimestamp = 0;
-  private talking = false;
-  private readonly packets: Buffer[] = [];
-  private ring = 0;
+  // sending
   private readonly queue: PlayoutQueue;
   private readonly dtmfOut: TelephoneEventSender;
+  private readonly frames: RtpFrameBuilder;
+  private readonly tsBase = randomInt(0, 0xffffffff) >>> 0;
+  private startFrame = -1;
+  private lastTimestamp = 0;
   private readonly resamplers = new Map<number, Resampler>();
-  private pcmScratch: Int16Array | null = null;
+  private nearPcm: Int16Array | null = null;
+  private packetsSent = 0;
+  private octetsSent = 0;
+  private audioFramesSent = 0;
+  private dtmfPacketsSent = 0;
 
-  // receive state
+  // receiving
   private readonly header = createRtpHeader();
   private rxStats = new ReceiveStatistics();
   private remoteSsrc = -1;
-  private firstRxTimestamp = -1;
+  private firstRxTimestamp = 0;
+  private readonly rxEventPayloadTypes = new Set<number>();
   private readonly dtmfIn = new TelephoneEventReceiver();
+  private audioHandler: (frame: ReceivedAudioFrame) => void = () => {};
   private lastRxAt: number;
   private inactiveReported = false;
+  private malformed = 0;
+  private unknownPayloadType = 0;
 
   private readonly rtcpState: RtcpSessionState;
   private readonly rtcpBuf = Buffer.alloc(1500);
+  private rtcpSent = 0;
   private nextRtcpAt = 0;
   private nextStatsAt = 0;
-  private readonly c: MediaCounters;
-  private pacingHandle: PacingHandle | null = null;
+  private pacingHandle: PacingHandle | null;
   private closed: Promise<MediaCloseResult> | null = null;
 
   constructor(settings: MediaSessionSettings, resources: MediaSessionResources) {
@@ -122,46 +113,32 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     this.r = resources;
     this.localPort = resources.port;
     this.localAddress = settings.advertisedAddress;
+    this.tx = new RtpTransmitter(resources.rtp, settings.symmetricRtp);
     this.queue = new PlayoutQueue(Math.round(settings.playoutQueueMaxMs * 8));
     const frameMs = resources.pacing.frameMs;
     this.dtmfOut = new TelephoneEventSender(
       Math.max(1, Math.round(settings.dtmfDurationMs / frameMs)),
       Math.max(1, Math.round(settings.dtmfGapMs / frameMs)),
-      SAMPLES,
+      FRAME_SAMPLES,
     );
-    for (let i = 0; i < RING; i++) this.packets.push(Buffer.alloc(12 + SAMPLES));
+    this.frames = new RtpFrameBuilder(this.ssrc, randomInt(0, 0x10000), this.queue, this.dtmfOut);
     this.rtcpState = new RtcpSessionState(settings.cname);
     this.lastRxAt = resources.clock.now();
-    this.c = {
-      packetsSent: 0,
-      octetsSent: 0,
-      audioFramesSent: 0,
-      dtmfPacketsSent: 0,
-      packetsReceived: 0,
-      packetsDuplicated: 0,
-      malformedPackets: 0,
-      foreignPackets: 0,
-      unknownPayloadType: 0,
-      rtcpSent: 0,
-      rtcpReceived: 0,
-      queuedMs: 0,
-      overflowMs: 0,
-      rttMs: -1,
-      sendErrors: 0,
-    };
     if (settings.telephoneEventPayloadType !== null) {
       this.rxEventPayloadTypes.add(settings.telephoneEventPayloadType);
     }
     resources.rtp.on('message', this.onRtpDatagram);
     resources.rtcp.on('message', this.onRtcpDatagram);
     const onError = (err: Error): void => {
-      this.c.sendErrors++;
+      this.tx.sendErrors++;
       if (this.listenerCount('error') > 0) this.emit('error', err);
     };
     resources.rtp.on('error', onError);
     resources.rtcp.on('error', onError);
     this.pacingHandle = resources.pacing.add(this);
   }
+
+  // ---- offer / answer ----
 
   /** The negotiated media, once an answer or offer has been applied. */
   get media(): Readonly<NegotiatedMedia> | null {
@@ -206,20 +183,18 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       rtcpMux: true,
     });
     this.apply(n);
-    return writeLocalSdp(
-      {
-        address: this.localAddress,
-        port: this.localPort,
-        codecs: this.settings.codecs,
-        telephoneEventPayloadType: n.telephoneEventPayloadType,
-        ptime: this.r.pacing.frameMs,
-        rtcpMux: n.rtcpMux,
-        direction: n.direction,
-        sessionId: this.sessionId,
-        sessionVersion: this.sessionVersion++,
-      },
-      n,
-    );
+    const local = {
+      address: this.localAddress,
+      port: this.localPort,
+      codecs: this.settings.codecs,
+      telephoneEventPayloadType: n.telephoneEventPayloadType,
+      ptime: this.r.pacing.frameMs,
+      rtcpMux: n.rtcpMux,
+      direction: n.direction,
+      sessionId: this.sessionId,
+      sessionVersion: this.sessionVersion++,
+    };
+    return writeLocalSdp(local, n);
   }
 
   private apply(n: NegotiatedMedia): void {
@@ -228,27 +203,27 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       !prev || prev.remoteAddress !== n.remoteAddress || prev.remotePort !== n.remotePort;
     this.negotiated = n;
     if (moved) {
-      // new far-end address: send there, and latch again on whoever sends
-      this.sendAddress = n.remoteAddress;
-      this.sendPort = n.remotePort;
+      // a new far-end address: send there, and latch again on whoever sends
+      this.tx.retarget(n.remoteAddress, n.remotePort);
       this.rtcpAddress = n.rtcpMux ? n.remoteAddress : n.remoteRtcpAddress;
       this.rtcpPort = n.rtcpMux ? n.remotePort : n.remoteRtcpPort;
-      this.latched = false;
     }
-    if (n.telephoneEventPayloadType !== null)
-      this.rxEventPayloadTypes.add(n.telephoneEventPayloadType);
+    const te = n.telephoneEventPayloadType;
+    if (te !== null) this.rxEventPayloadTypes.add(te);
+    const now = this.r.clock.now();
     if (!prev || moved || prev.direction !== n.direction) {
-      this.lastRxAt = this.r.clock.now(); // inactivity counts from the new media
+      this.lastRxAt = now; // inactivity counts from the new media
       this.inactiveReported = false;
     }
-    if (this.nextRtcpAt === 0) this.nextRtcpAt = this.r.clock.now() + this.rtcpInterval();
-    if (this.nextStatsAt === 0)
-      this.nextStatsAt = this.r.clock.now() + this.settings.statsIntervalMs;
+    if (this.nextRtcpAt === 0) this.nextRtcpAt = now + this.rtcpInterval();
+    if (this.nextStatsAt === 0) this.nextStatsAt = now + this.settings.statsIntervalMs;
   }
 
   private get direction(): MediaDirection {
     return this.negotiated?.direction ?? 'inactive';
   }
+
+  // ---- the agent side ----
 
   /** Sets the handler that receives every audio frame (one handler; the hot path). */
   onAudio(handler: (frame: ReceivedAudioFrame) => void): void {
@@ -261,24 +236,22 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
    * Returns the milliseconds accepted (less than given when the queue is full).
    */
   enqueue(audio: Uint8Array | Int16Array, sampleRate = 8000): number {
-    if (audio instanceof Int16Array) {
-      let pcm = audio;
-      if (sampleRate !== 8000) {
-        let rs = this.resamplers.get(sampleRate);
-        if (!rs) {
-          if (sampleRate !== 16000 && sampleRate !== 24000) {
-            throw new MediaError('unsupported_audio_format', `PCM at ${sampleRate} Hz`);
-          }
-          rs = new Resampler(sampleRate, 8000);
-          this.resamplers.set(sampleRate, rs);
+    if (!(audio instanceof Int16Array)) return this.queue.push(audio) / 8;
+    let pcm = audio;
+    if (sampleRate !== 8000) {
+      let rs = this.resamplers.get(sampleRate);
+      if (!rs) {
+        if (sampleRate !== 16000 && sampleRate !== 24000) {
+          throw new MediaError('unsupported_audio_format', `PCM at ${sampleRate} Hz`);
         }
-        pcm = rs.process(audio);
+        rs = new Resampler(sampleRate, 8000);
+        this.resamplers.set(sampleRate, rs);
       }
-      const ulaw = Buffer.allocUnsafe(pcm.length);
-      encodeUlaw(pcm, ulaw);
-      return this.queue.push(ulaw) / 8;
+      pcm = rs.process(audio);
     }
-    return this.queue.push(audio) / 8;
+    const ulaw = Buffer.allocUnsafe(pcm.length);
+    encodeUlaw(pcm, ulaw);
+    return this.queue.push(ulaw) / 8;
   }
 
   /** Reports `name` with a 'mark' event once the audio queued so far has been sent. */
@@ -289,6 +262,11 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   /** Drops all queued audio at once; returns what was dropped, marks included. */
   clear(): ClearResult {
     return this.queue.clear();
+  }
+
+  /** Milliseconds of agent audio waiting to be sent. */
+  get queuedMs(): number {
+    return this.queue.queuedBytes / 8;
   }
 
   /** Sends DTMF digits as RFC 4733 events (0-9 * # A-D). */
@@ -302,6 +280,8 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       throw new MediaError('invalid_dtmf_digit', 'not a DTMF digit', { cause });
     }
   }
+
+  // ---- statistics ----
 
   /** The call record's networkQuality, spec shape. */
   stats(): NetworkQuality {
@@ -321,13 +301,21 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   counters(): MediaCounters {
     const rx = this.rxStats.counters();
     return {
-      ...this.c,
+      packetsSent: this.packetsSent,
+      octetsSent: this.octetsSent,
+      audioFramesSent: this.audioFramesSent,
+      dtmfPacketsSent: this.dtmfPacketsSent,
       packetsReceived: rx.packetsReceived,
       packetsDuplicated: rx.packetsDuplicated,
+      malformedPackets: this.malformed + this.rtcpState.malformed,
+      foreignPackets: this.tx.foreignPackets,
+      unknownPayloadType: this.unknownPayloadType,
+      rtcpSent: this.rtcpSent,
+      rtcpReceived: this.rtcpState.reportsReceived,
       queuedMs: this.queue.queuedBytes / 8,
       overflowMs: this.queue.overflowBytes / 8,
       rttMs: this.rtcpState.rttMs,
-      rtcpReceived: this.rtcpState.reportsReceived,
+      sendErrors: this.tx.sendErrors,
     };
   }
 
@@ -335,65 +323,34 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
 
   onPacingTick(frame: number): void {
     if (this.startFrame < 0) this.startFrame = frame;
-    this.lastFrame = frame;
-    const ts = (this.tsBase + (frame - this.startFrame) * SAMPLES) >>> 0;
+    const ts = (this.tsBase + (frame - this.startFrame) * FRAME_SAMPLES) >>> 0;
     this.lastTimestamp = ts;
     if ((frame & 15) === 0) this.housekeeping();
     const n = this.negotiated;
     if (!n) return;
-    const sending = n.direction === 'sendrecv' || n.direction === 'sendonly';
-    const buf = this.packets[this.ring]!;
-    this.ring = (this.ring + 1) % RING;
-
-    if (this.dtmfOut.busy && n.telephoneEventPayloadType !== null) {
-      const ev = this.dtmfOut.nextFrame(ts);
-      if (ev) {
-        writeRtpHeader(
-          buf,
-          0,
-          ev.marker,
-          n.telephoneEventPayloadType,
-          this.seq,
-          ev.timestamp,
-          this.ssrc,
-        );
-        writeTelephoneEvent(buf, 12, ev);
-        if (sending) this.send(buf, 16);
-        this.c.dtmfPacketsSent++;
-        this.talking = false;
-        return;
-      }
+    if (n.direction !== 'sendrecv' && n.direction !== 'sendonly') {
+      this.frames.skip(ts); // on hold: time passes, nothing is sent
+    } else {
+      const alaw = n.codec === 'PCMA';
+      const f = this.frames.build(ts, n.payloadType, alaw, n.telephoneEventPayloadType);
+      this.tx.send(f.packet);
+      this.packetsSent++;
+      this.octetsSent += f.packet.length - RTP_HEADER_SIZE;
+      if (f.isEvent) this.dtmfPacketsSent++;
+      else if (f.audioBytes > 0) this.audioFramesSent++;
+      if (this.r.recorder && !f.isEvent) this.recordNear(f.packet, alaw);
     }
-    const pcmu = n.codec === 'PCMU';
-    const got = this.queue.read(buf, 12, SAMPLES, ULAW_SILENCE);
-    if (this.r.recorder) this.recordNear(buf);
-    if (!pcmu) transcode(ULAW_TO_ALAW, buf.subarray(12, 12 + SAMPLES), buf, 12);
-    // §5.1: marker on the first packet of a talk-spurt
-    const marker = got > 0 && !this.talking;
-    this.talking = got > 0;
-    writeRtpHeader(buf, 0, marker, n.payloadType, this.seq, ts, this.ssrc);
-    if (sending) this.send(buf, 12 + SAMPLES);
-    if (got > 0) this.c.audioFramesSent++;
     if (this.queue.pendingMarks > 0) {
       const due = this.queue.takeDueMarks();
       if (due) for (const name of due) this.emit('mark', name);
     }
   }
 
-  private send(buf: Buffer, length: number): void {
-    this.seq = (this.seq + 1) & 0xffff;
-    this.c.packetsSent++;
-    this.c.octetsSent += length - 12;
-    this.r.rtp.send(buf, 0, length, this.sendPort, this.sendAddress, this.onSent);
-  }
-
-  private readonly onSent = (err: Error | null): void => {
-    if (err) this.c.sendErrors++;
-  };
-
-  private recordNear(buf: Buffer): void {
-    const pcm = (this.pcmScratch ??= new Int16Array(SAMPLES));
-    decodeUlaw(buf.subarray(12, 12 + SAMPLES), pcm);
+  private recordNear(packet: Buffer, alaw: boolean): void {
+    const pcm = (this.nearPcm ??= new Int16Array(FRAME_SAMPLES));
+    const payload = packet.subarray(RTP_HEADER_SIZE);
+    if (alaw) decodeAlaw(payload, pcm);
+    else decodeUlaw(payload, pcm);
     this.r.recorder!.near(pcm);
   }
 
@@ -403,8 +360,8 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   }
 
   private housekeeping(): void {
-    const now = this.r.clock.now();
     if (!this.negotiated) return;
+    const now = this.r.clock.now();
     if (now >= this.nextRtcpAt) {
       this.nextRtcpAt = now + this.rtcpInterval();
       this.sendRtcp();
@@ -422,35 +379,32 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   }
 
   private sendRtcp(bye?: string): void {
-    if (!this.negotiated) return;
+    const n = this.negotiated;
+    if (!n) return;
     const sender =
-      this.c.packetsSent > 0
+      this.packetsSent > 0
         ? {
             ssrc: this.ssrc,
             rtpTimestamp: this.lastTimestamp,
-            packetCount: this.c.packetsSent >>> 0,
-            octetCount: this.c.octetsSent >>> 0,
+            packetCount: this.packetsSent >>> 0,
+            octetCount: this.octetsSent >>> 0,
           }
         : null;
     const rx = this.remoteSsrc >= 0 ? { stats: this.rxStats, ssrc: this.remoteSsrc } : null;
+    const { clock } = this.r;
     const len = this.rtcpState.writeReport(
       this.rtcpBuf,
-      this.r.clock.now(),
-      this.r.clock.wallNow(),
+      clock.now(),
+      clock.wallNow(),
       sender,
       this.ssrc,
       rx,
       bye,
     );
-    const socket = this.negotiated.rtcpMux ? this.r.rtp : this.r.rtcp;
-    // a fresh copy: the shared buffer is rewritten by the next report
-    socket.send(
-      Buffer.from(this.rtcpBuf.subarray(0, len)),
-      this.rtcpPort,
-      this.rtcpAddress,
-      this.onSent,
-    );
-    this.c.rtcpSent++;
+    const packet = Buffer.from(this.rtcpBuf.subarray(0, len)); // the buffer is reused
+    if (n.rtcpMux) this.tx.send(packet);
+    else this.r.rtcp.send(packet, this.rtcpPort, this.rtcpAddress);
+    this.rtcpSent++;
   }
 
   // ---- receiving ----
@@ -463,21 +417,16 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     }
     const h = this.header;
     if (!parseRtpPacket(msg, h)) {
-      this.c.malformedPackets++;
+      this.malformed++;
       return;
     }
-    if (this.settings.symmetricRtp && n) {
-      if (!this.latched) {
-        // symmetric RTP (RFC 4961): send where the far end actually sends from
-        this.latched = true;
-        this.sendAddress = rinfo.address;
-        this.sendPort = rinfo.port;
+    if (n) {
+      const source = this.tx.accept(rinfo);
+      if (source === 'foreign') return;
+      if (source === 'latched') {
         if (!n.rtcpMux && this.rtcpAddress === n.remoteRtcpAddress)
           this.rtcpAddress = rinfo.address;
         this.emit('latched', { address: rinfo.address, port: rinfo.port });
-      } else if (rinfo.port !== this.sendPort || rinfo.address !== this.sendAddress) {
-        this.c.foreignPackets++;
-        return;
       }
     }
     const now = this.r.clock.now();
@@ -489,21 +438,27 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     const pt = h.payloadType;
     const isEvent = this.rxEventPayloadTypes.has(pt);
     if (!isEvent && pt !== 0 && pt !== 8) {
-      this.c.unknownPayloadType++;
+      this.unknownPayloadType++;
       return;
     }
     if (!this.rxStats.onPacket(h.sequenceNumber, now, isEvent ? undefined : h.timestamp)) return;
     this.lastRxAt = now;
     this.inactiveReported = false;
-    if (isEvent) {
-      const ev = parseTelephoneEvent(msg, h.payloadOffset, h.payloadLength);
-      const fresh = ev && this.dtmfIn.onPacket(h.timestamp, ev.event);
-      const digit = fresh ? dtmfEventToDigit(fresh.event) : undefined;
-      if (fresh && digit) this.emit('dtmf', { digit, event: fresh.event, timestamp: h.timestamp });
-      return;
-    }
+    if (isEvent) this.onTelephoneEvent(msg);
+    else this.onAudioPacket(msg, pt === 8, now);
+  };
+
+  private onTelephoneEvent(msg: Buffer): void {
+    const h = this.header;
+    const ev = parseTelephoneEvent(msg, h.payloadOffset, h.payloadLength);
+    const fresh = ev && this.dtmfIn.onPacket(h.timestamp, ev.event);
+    const digit = fresh ? dtmfEventToDigit(fresh.event) : undefined;
+    if (fresh && digit) this.emit('dtmf', { digit, event: fresh.event, timestamp: h.timestamp });
+  }
+
+  private onAudioPacket(msg: Buffer, pcma: boolean, now: number): void {
+    const h = this.header;
     const payload = msg.subarray(h.payloadOffset, h.payloadOffset + h.payloadLength);
-    const pcma = pt === 8;
     let ulaw = payload;
     if (pcma) {
       ulaw = Buffer.allocUnsafe(payload.length);
@@ -525,21 +480,20 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       marker: h.marker,
       receivedAt: now,
     });
-  };
+  }
 
   private readonly onRtcpDatagram = (msg: Buffer, rinfo: RemoteInfo): void => {
     const n = this.negotiated;
     if (!n) return;
-    const ok = this.rtcpState.onPacket(msg, this.r.clock.now(), this.r.clock.wallNow(), this.ssrc);
-    if (!ok) {
-      this.c.malformedPackets++;
-      return;
-    }
-    if (this.settings.symmetricRtp) {
+    const { clock } = this.r;
+    if (!this.rtcpState.onPacket(msg, clock.now(), clock.wallNow(), this.ssrc)) return;
+    if (this.settings.symmetricRtp && !n.rtcpMux) {
       this.rtcpAddress = rinfo.address;
       this.rtcpPort = rinfo.port;
     }
   };
+
+  // ---- the end ----
 
   /**
    * Ends the session: RTCP BYE, sockets closed, port released, recording
@@ -552,7 +506,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     try {
       this.sendRtcp(reason);
     } catch {
-      this.c.sendErrors++;
+      this.tx.sendErrors++;
     }
     this.audioHandler = () => {};
     this.r.rtp.off('message', this.onRtpDatagram);
@@ -563,21 +517,11 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
 
   private async finish(): Promise<MediaCloseResult> {
     const result = { networkQuality: this.stats(), counters: this.counters() };
-    // let the BYE leave before the socket closes
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve) => setImmediate(resolve)); // let the BYE leave
     await Promise.all([closeSocket(this.r.rtp), closeSocket(this.r.rtcp)]);
     this.r.release();
     const recording = this.r.recorder ? await this.r.recorder.close() : null;
     return { ...result, recording };
-  }
-
-  /** For tests and diagnostics: frames since start and the last RTP timestamp sent. */
-  get sendPosition(): { frames: number; timestamp: number; sequenceNumber: number } {
-    return {
-      frames: this.lastFrame - this.startFrame,
-      timestamp: this.lastTimestamp,
-      sequenceNumber: this.seq,
-    };
   }
 }
 

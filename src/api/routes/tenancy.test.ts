@@ -399,3 +399,29 @@ describe('rate limit', () => {
     }
   });
 });
+
+describe('unexpected errors', () => {
+  it('answer 500 internal_error without details', async () => {
+    const broken = await startTestGateway({
+      dispatcher: {
+        accepted: () => {
+          throw new Error('dialer exploded at 0xdeadbeef');
+        },
+        hangup: async () => false,
+      },
+    });
+    try {
+      const t = await broken.tenant('broken');
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/phones/calls/initiate-call',
+        payload: { destinationNumber: '+12125553001', agentId: t.agent.id },
+      });
+      expect(res.statusCode).toBe(500);
+      expect(res.json()).toEqual({ error: 'internal_error', reason: expect.any(String) });
+      expect(res.body).not.toContain('deadbeef');
+    } finally {
+      await broken.close();
+    }
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * Agent → daemon text frames: parse and validate, never throw. Pure.
+ *
+ * Twilio's bidirectional messages (media, mark, clear) keep their shape; our
+ * extensions put their fields under a key named after the event
+ * (`{"event":"hangup","hangup":{"reason":"done"}}`); for agent writers'
+ * convenience the fields may also sit at the top level (`{"event":"hangup","reason":"done"}`).
+ * `streamSid` on incoming messages is not checked, as Twilio does not either.
+ */
+import type {
+  AgentHangup,
+  AgentMessage,
+  AgentResult,
+  AgentSendDtmf,
+  AgentTranscript,
+  AgentTransfer,
+  AgentVoicemail,
+  DecodedFrame,
+} from './agent-messages.js';
+
+type Json = Record<string, unknown>;
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** RFC 4733 §3.2 events 0-15, plus `w`/`W` pauses. */
+const DTMF_DIGITS = /^[0-9*#A-Da-dwW]{1,64}$/;
+const MAX_TEXT = 100_000;
+
+export function decodeAgentFrame(text: string): DecodedFrame {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { kind: 'malformed' };
+  }
+  if (!isObject(parsed) || typeof parsed.event !== 'string') return { kind: 'malformed' };
+  const event = parsed.event;
+  const decode = Object.hasOwn(DECODERS, event) ? DECODERS[event] : undefined;
+  if (decode === undefined) return { kind: 'unknown', event };
+  const message = decode(parsed);
+  return message === null ? { kind: 'invalid', event } : { kind: 'message', message };
+}
+
+const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
+  media(m) {
+    const payload = isObject(m.media) ? m.media.payload : undefined;
+    if (typeof payload !== 'string' || payload.length === 0 || payload.length % 4 !== 0) {
+      return null;
+    }
+    if (!BASE64.test(payload)) return null;
+    return { event: 'media', payload: Buffer.from(payload, 'base64') };
+  },
+  mark(m) {
+    const name = isObject(m.mark) ? m.mark.name : undefined;
+    return typeof name === 'string' && name.length > 0 ? { event: 'mark', name } : null;
+  },
+  clear: () => ({ event: 'clear' }),
+  transcript(m) {
+    const t = body(m, 'transcript');
+    const timestamp = t.timestamp;
+    if (!isText(t.role, 64) || typeof t.content !== 'string' || t.content.length > MAX_TEXT) {
+      return null;
+    }
+    if (timestamp !== undefined && typeof timestamp !== 'string' && !isFiniteNumber(timestamp)) {
+      return null;
+    }
+    const transcript: AgentTranscript = { role: t.role, content: t.content };
+    if (timestamp !== undefined) transcript.timestamp = timestamp;
+    return { event: 'transcript', transcript };
+  },
+  hangup(m) {
+    const h = body(m, 'hangup');
+    if (h.reason !== undefined && !isText(h.reason, 200)) return null;
+    const hangup: AgentHangup = h.reason === undefined ? {} : { reason: h.reason };
+    return { event: 'hangup', hangup };
+  },
+  sendDtmf(m) {
+    const d = body(m, 'sendDtmf');
+    if (typeof d.digits !== 'string' || !DTMF_DIGITS.test(d.digits)) return null;
+    const sendDtmf: AgentSendDtmf = { digits: d.digits };
+    return { event: 'sendDtmf', sendDtmf };
+  },
+  transfer(m) {
+    const t = body(m, 'transfer');
+    if (!isText(t.to, 256)) return null;
+    if (t.mode !== undefined && t.mode !== 'blind' && t.mode !== 'warm') return null;
+    if (t.reason !== undefined && !isText(t.reason, 200)) return null;
+    if (t.headers !== undefined && !isStringMap(t.headers)) return null;
+    const transfer: AgentTransfer = { to: t.to };
+    if (t.mode !== undefined) transfer.mode = t.mode;
+    if (t.reason !== undefined) transfer.reason = t.reason;
+    if (t.headers !== undefined) transfer.headers = t.headers;
+    return { event: 'transfer', transfer };
+  },
+  result(m) {
+    const r = body(m, 'result');
+    const result: AgentResult = {};
+    for (const key of RESULT_TEXT_FIELDS) {
+      const v = r[key];
+      if (v === undefined) continue;
+      if (typeof v !== 'string' || v.length > MAX_TEXT) return null;
+      result[key] = v;
+    }
+    if (r.postAnalysisResults !== undefined) {
+      if (!isObject(r.postAnalysisResults)) return null;
+      result.postAnalysisResults = r.postAnalysisResults;
+    }
+    if (r.costs !== undefined) {
+      if (!isObject(r.costs) || !Object.values(r.costs).every(isFiniteNumber)) return null;
+      result.costs = r.costs as Record<string, number>;
+    }
+    return { event: 'result', result };
+  },
+  voicemail(m) {
+    const v = body(m, 'voicemail');
+    if (v.messageLeft !== undefined && typeof v.messageLeft !== 'boolean') return null;
+    const voicemail: AgentVoicemail = { messageLeft: v.messageLeft === true };
+    return { event: 'voicemail', voicemail };
+  },
+};
+
+const RESULT_TEXT_FIELDS = [
+  'summary',
+  'shortSummary',
+  'outboundResult',
+  'funnelStatus',
+  'resolutionStatus',
+  'conversionStatus',
+] as const;
+
+/** The event's fields: under the key named after the event, else the top level. */
+function body(m: Json, key: string): Json {
+  const nested = m[key];
+  return isObject(nested) ? nested : m;
+}
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isText(v: unknown, max: number): v is string {
+  return typeof v === 'string' && v.length > 0 && v.length <= max;
+}
+
+function isFiniteNumber(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v);
+}
+
+function isStringMap(v: unknown): v is Record<string, string> {
+  return isObject(v) && Object.values(v).every((x) => typeof x === 'string');
+}

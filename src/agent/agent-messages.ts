@@ -1,0 +1,146 @@
+/**
+ * Shapes of what crosses the agent WebSocket. The daemon → agent direction is
+ * Twilio Media Streams (https://www.twilio.com/docs/voice/media-streams/websocket-messages);
+ * the agent → daemon extensions are ours, in the same JSON style
+ * (`{ "event": X, X: {...} }`). docs/agent-protocol.md is the reference.
+ */
+
+/** Per agent: Twilio JSON with base64 μ-law, or raw PCM s16le in binary frames. */
+export const AGENT_AUDIO_FORMATS = ['mulaw_8000', 'pcm_8000', 'pcm_16000', 'pcm_24000'] as const;
+export type AgentAudioFormat = (typeof AGENT_AUDIO_FORMATS)[number];
+
+/** Sample rate in Hz of an agent audio format. */
+export function sampleRateOf(format: AgentAudioFormat): 8000 | 16000 | 24000 {
+  switch (format) {
+    case 'mulaw_8000':
+    case 'pcm_8000':
+      return 8000;
+    case 'pcm_16000':
+      return 16000;
+    case 'pcm_24000':
+      return 24000;
+  }
+}
+
+/** Bytes per millisecond of audio in a format (μ-law: 1 byte a sample; PCM: 2). */
+export function bytesPerMsOf(format: AgentAudioFormat): number {
+  const perSample = format === 'mulaw_8000' ? 1 : 2;
+  return (sampleRateOf(format) / 1000) * perSample;
+}
+
+/**
+ * `start.call`: the call context the caller hands over. Carried as given; the
+ * fields named here are the ones the calls domain fills (DESIGN "Agent protocol").
+ */
+export interface AgentCallContext {
+  agentId?: string;
+  agentVersion?: number;
+  contextForAi?: string;
+  /** The agent's prompt with `{{name}}` placeholders resolved (see renderPrompt). */
+  prompt?: string;
+  welcomeMessage?: string;
+  isWelcomeMessageAIGenerated?: boolean;
+  metadata?: Record<string, string>;
+  fromNumber?: string;
+  toNumber?: string;
+  direction?: 'outbound' | 'inbound';
+  [key: string]: unknown;
+}
+
+// ---- agent → daemon, after validation ----
+
+export interface AgentTranscript {
+  /** Who spoke, as the agent names it: normally `agent` or `user`. */
+  role: string;
+  content: string;
+  /** As sent by the agent (ISO 8601 string or epoch ms), if any. */
+  timestamp?: string | number;
+}
+
+export interface AgentHangup {
+  reason?: string;
+}
+
+export interface AgentSendDtmf {
+  /** 0-9, *, #, A-D; `w`/`W` (0.5 s / 1 s pauses) are passed through. */
+  digits: string;
+}
+
+export interface AgentTransfer {
+  /** E.164 number or SIP URI to transfer to. */
+  to: string;
+  /** `blind` (REFER) by default. */
+  mode?: 'blind' | 'warm';
+  reason?: string;
+  /** Extra SIP headers for the REFER / new leg. */
+  headers?: Record<string, string>;
+}
+
+export interface AgentResult {
+  summary?: string;
+  shortSummary?: string;
+  postAnalysisResults?: Record<string, unknown>;
+  outboundResult?: string;
+  /** Cost items, e.g. `{ llm: 0.012, tts: 0.004 }`, in the agent's currency. */
+  costs?: Record<string, number>;
+  funnelStatus?: string;
+  resolutionStatus?: string;
+  conversionStatus?: string;
+}
+
+export interface AgentVoicemail {
+  /** True when the agent has left its message (→ `message_left`), else just detected. */
+  messageLeft: boolean;
+}
+
+export interface AgentAudio {
+  /** μ-law bytes (mulaw_8000) or PCM s16le bytes (pcm_*), as the agent sent them. */
+  payload: Buffer;
+  format: AgentAudioFormat;
+  /** Connection clock at receipt. */
+  receivedAtMs: number;
+}
+
+export interface AgentCloseInfo {
+  code: number;
+  reason: string;
+  /** True when we closed (stop()/close()); false when the agent or network did. */
+  byUs: boolean;
+}
+
+/** Events of an AgentConnection. */
+export interface AgentConnectionEvents {
+  audio: [AgentAudio];
+  mark: [string];
+  clear: [];
+  transcript: [AgentTranscript];
+  hangup: [AgentHangup];
+  sendDtmf: [AgentSendDtmf];
+  transfer: [AgentTransfer];
+  result: [AgentResult];
+  voicemail: [AgentVoicemail];
+  close: [AgentCloseInfo];
+  error: [Error];
+}
+
+/** One validated inbound text message (audio comes separately). */
+export type AgentMessage =
+  | { event: 'media'; payload: Buffer }
+  | { event: 'mark'; name: string }
+  | { event: 'clear' }
+  | { event: 'transcript'; transcript: AgentTranscript }
+  | { event: 'hangup'; hangup: AgentHangup }
+  | { event: 'sendDtmf'; sendDtmf: AgentSendDtmf }
+  | { event: 'transfer'; transfer: AgentTransfer }
+  | { event: 'result'; result: AgentResult }
+  | { event: 'voicemail'; voicemail: AgentVoicemail };
+
+/** What the decoder makes of one text frame. */
+export type DecodedFrame =
+  | { kind: 'message'; message: AgentMessage }
+  /** Not JSON, or JSON but not an object with a string `event`. */
+  | { kind: 'malformed' }
+  /** A known event whose fields have the wrong shape. */
+  | { kind: 'invalid'; event: string }
+  /** An event we do not know (ignored, as Twilio ignores unknown ones). */
+  | { kind: 'unknown'; event: string };

@@ -65,19 +65,19 @@ const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
     }
     const transcript: AgentTranscript = { role: t.role, content: t.content };
     if (timestamp !== undefined) transcript.timestamp = timestamp;
-    return { event: 'transcript', transcript };
+    return { event: 'transcript', data: transcript };
   },
   hangup(m) {
     const h = body(m, 'hangup');
     if (h.reason !== undefined && !isText(h.reason, 200)) return null;
     const hangup: AgentHangup = h.reason === undefined ? {} : { reason: h.reason };
-    return { event: 'hangup', hangup };
+    return { event: 'hangup', data: hangup };
   },
   sendDtmf(m) {
     const d = body(m, 'sendDtmf');
     if (typeof d.digits !== 'string' || !DTMF_DIGITS.test(d.digits)) return null;
     const sendDtmf: AgentSendDtmf = { digits: d.digits };
-    return { event: 'sendDtmf', sendDtmf };
+    return { event: 'sendDtmf', data: sendDtmf };
   },
   transfer(m) {
     const t = body(m, 'transfer');
@@ -89,7 +89,7 @@ const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
     if (t.mode !== undefined) transfer.mode = t.mode;
     if (t.reason !== undefined) transfer.reason = t.reason;
     if (t.headers !== undefined) transfer.headers = t.headers;
-    return { event: 'transfer', transfer };
+    return { event: 'transfer', data: transfer };
   },
   result(m) {
     const r = body(m, 'result');
@@ -108,13 +108,13 @@ const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
       if (!isObject(r.costs) || !Object.values(r.costs).every(isFiniteNumber)) return null;
       result.costs = r.costs as Record<string, number>;
     }
-    return { event: 'result', result };
+    return { event: 'result', data: result };
   },
   voicemail(m) {
     const v = body(m, 'voicemail');
     if (v.messageLeft !== undefined && typeof v.messageLeft !== 'boolean') return null;
     const voicemail: AgentVoicemail = { messageLeft: v.messageLeft === true };
-    return { event: 'voicemail', voicemail };
+    return { event: 'voicemail', data: voicemail };
   },
 };
 

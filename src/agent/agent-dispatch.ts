@@ -5,7 +5,12 @@
  */
 import type { EventEmitter } from 'node:events';
 import { decodeAgentFrame } from './agent-decoder.js';
-import type { AgentAudioFormat, AgentConnectionEvents } from './agent-messages.js';
+import type {
+  AgentAudioFormat,
+  AgentConnectionEvents,
+  ExtensionEvent,
+  ExtensionMessage,
+} from './agent-messages.js';
 
 export interface AgentDecoderCounters {
   audioFramesReceived: number;
@@ -68,31 +73,20 @@ export function dispatchFrame(
       counters.clearsReceived += 1;
       target.emit('clear');
       return;
-    case 'transcript':
+    default:
       counters.extensionEventsReceived += 1;
-      target.emit('transcript', m.transcript);
-      return;
-    case 'hangup':
-      counters.extensionEventsReceived += 1;
-      target.emit('hangup', m.hangup);
-      return;
-    case 'sendDtmf':
-      counters.extensionEventsReceived += 1;
-      target.emit('sendDtmf', m.sendDtmf);
-      return;
-    case 'transfer':
-      counters.extensionEventsReceived += 1;
-      target.emit('transfer', m.transfer);
-      return;
-    case 'result':
-      counters.extensionEventsReceived += 1;
-      target.emit('result', m.result);
-      return;
-    case 'voicemail':
-      counters.extensionEventsReceived += 1;
-      target.emit('voicemail', m.voicemail);
+      emitExtension(target, m);
       return;
   }
+}
+
+/** TypeScript cannot correlate a union's event with its data; the type above guarantees it. */
+function emitExtension(target: EventEmitter<AgentConnectionEvents>, m: ExtensionMessage): void {
+  (target.emit as (event: ExtensionEvent, data: ExtensionMessage['data']) => boolean).call(
+    target,
+    m.event,
+    m.data,
+  );
 }
 
 function emitAudio(

@@ -123,17 +123,28 @@ export interface AgentConnectionEvents {
   error: [Error];
 }
 
-/** One validated inbound text message (audio comes separately). */
+/** Agent events that are our extensions to Twilio's protocol. */
+export const EXTENSION_EVENTS = [
+  'transcript',
+  'hangup',
+  'sendDtmf',
+  'transfer',
+  'result',
+  'voicemail',
+] as const;
+export type ExtensionEvent = (typeof EXTENSION_EVENTS)[number];
+
+/** An extension message: the event's name and its validated fields. */
+export type ExtensionMessage = {
+  [K in ExtensionEvent]: { event: K; data: AgentConnectionEvents[K][0] };
+}[ExtensionEvent];
+
+/** One validated inbound text message (binary audio comes separately). */
 export type AgentMessage =
   | { event: 'media'; payload: Buffer }
   | { event: 'mark'; name: string }
   | { event: 'clear' }
-  | { event: 'transcript'; transcript: AgentTranscript }
-  | { event: 'hangup'; hangup: AgentHangup }
-  | { event: 'sendDtmf'; sendDtmf: AgentSendDtmf }
-  | { event: 'transfer'; transfer: AgentTransfer }
-  | { event: 'result'; result: AgentResult }
-  | { event: 'voicemail'; voicemail: AgentVoicemail };
+  | ExtensionMessage;
 
 /** What the decoder makes of one text frame. */
 export type DecodedFrame =

@@ -13,7 +13,12 @@ export { AgentError } from './agent-error.js';
 export type { AgentErrorCode } from './agent-error.js';
 export { AgentEncoder, CONNECTED_MESSAGE, mediaFormatOf } from './agent-encoder.js';
 export { decodeAgentFrame } from './agent-decoder.js';
-export { AGENT_AUDIO_FORMATS, bytesPerMsOf, sampleRateOf } from './agent-messages.js';
+export {
+  AGENT_AUDIO_FORMATS,
+  EXTENSION_EVENTS,
+  bytesPerMsOf,
+  sampleRateOf,
+} from './agent-messages.js';
 export type * from './agent-messages.js';
 export { DEFAULT_LATENCY_BOUNDS_MS, LatencyHistogram } from './latency-histogram.js';
 export type { LatencySnapshot } from './latency-histogram.js';

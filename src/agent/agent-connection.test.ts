@@ -7,6 +7,7 @@ import { AgentServer, type AgentSession } from '../../test/agents/agent-server.j
 import { AgentConnection, type AgentConnectOptions } from './agent-connection.js';
 import { AgentError } from './agent-error.js';
 import type { AgentAudio, AgentCloseInfo } from './agent-messages.js';
+import { EXTENSION_EVENTS } from './agent-messages.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -146,14 +147,7 @@ describe('AgentConnection, mulaw_8000 (Twilio JSON)', () => {
   it('emits our extension events', async () => {
     const { conn, agent } = await setup();
     const got: [string, unknown][] = [];
-    for (const e of [
-      'transcript',
-      'hangup',
-      'sendDtmf',
-      'transfer',
-      'result',
-      'voicemail',
-    ] as const) {
+    for (const e of EXTENSION_EVENTS) {
       conn.on(e, (v: unknown) => got.push([e, v]));
     }
     conn.start();

@@ -1,6 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeAgentFrame } from './agent-decoder.js';
+import { EXTENSION_EVENTS } from './agent-messages.js';
+
+const FULL_RESULT = {
+  summary: 's',
+  shortSummary: 'ss',
+  postAnalysisResults: { interested: true },
+  outboundResult: 'appointment_set',
+  costs: { llm: 0.01, tts: 0.002 },
+  funnelStatus: 'qualified',
+  resolutionStatus: 'resolved',
+  conversionStatus: 'converted',
+};
 
 const j = (v: unknown): string => JSON.stringify(v);
 
@@ -66,33 +78,8 @@ describe('decodeAgentFrame: our extensions', () => {
       },
     ],
     [
-      {
-        event: 'result',
-        result: {
-          summary: 's',
-          shortSummary: 'ss',
-          postAnalysisResults: { interested: true },
-          outboundResult: 'appointment_set',
-          costs: { llm: 0.01, tts: 0.002 },
-          funnelStatus: 'qualified',
-          resolutionStatus: 'resolved',
-          conversionStatus: 'converted',
-          extra: 'dropped',
-        },
-      },
-      {
-        event: 'result',
-        data: {
-          summary: 's',
-          shortSummary: 'ss',
-          postAnalysisResults: { interested: true },
-          outboundResult: 'appointment_set',
-          costs: { llm: 0.01, tts: 0.002 },
-          funnelStatus: 'qualified',
-          resolutionStatus: 'resolved',
-          conversionStatus: 'converted',
-        },
-      },
+      { event: 'result', result: { ...FULL_RESULT, extra: 'dropped' } },
+      { event: 'result', data: FULL_RESULT },
     ],
     [
       { event: 'voicemail', voicemail: { messageLeft: true } },
@@ -139,18 +126,7 @@ describe('decodeAgentFrame: what is not a message', () => {
   );
 
   it('never throws, whatever the text (fast-check, fixed seed)', () => {
-    const events = fc.constantFrom(
-      'media',
-      'mark',
-      'clear',
-      'transcript',
-      'hangup',
-      'sendDtmf',
-      'transfer',
-      'result',
-      'voicemail',
-      'x',
-    );
+    const events = fc.constantFrom('media', 'mark', 'clear', 'x', ...EXTENSION_EVENTS);
     const shaped = fc
       .record({ event: events, body: fc.jsonValue() })
       .map(({ event, body }) => j({ event, [event]: body, media: body }));

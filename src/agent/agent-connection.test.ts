@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { AgentServer, type AgentSession } from '../../test/agents/agent-server.js';
+import { AgentServer, waitUntil, type AgentSession } from '../../test/agents/agent-server.js';
 import { AgentConnection, type AgentConnectOptions } from './agent-connection.js';
 import { AgentError } from './agent-error.js';
 import type { AgentAudio, AgentCloseInfo } from './agent-messages.js';
@@ -336,12 +336,4 @@ async function freePort(): Promise<number> {
   const { port } = s.address() as AddressInfo;
   await new Promise<void>((r) => s.close(() => r()));
   return port;
-}
-
-async function waitUntil(cond: () => boolean, timeoutMs = 3000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }

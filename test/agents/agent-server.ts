@@ -134,3 +134,12 @@ export class AgentServer {
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 }
+
+/** Polls `cond` every 5 ms until true; throws after `timeoutMs`. */
+export async function waitUntil(cond: () => boolean, timeoutMs = 3000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -88,6 +88,63 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       );
     `,
   },
+  {
+    // Scheduler and protections (issue 7; docs/decisions/protections.md).
+    version: 2,
+    sql: `
+      -- Durable schedule: one row per planned dial of a call record (DESIGN
+      -- "Reliability rules": lease + idempotency key, dialed at most once).
+      -- due_at and lease_until are Unix milliseconds.
+      CREATE TABLE schedules (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        call_record_id TEXT NOT NULL REFERENCES calls(id) ON DELETE CASCADE,
+        company_id TEXT NOT NULL,
+        due_at INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('initial', 'retry', 'customer_callback', 'dropped_call')),
+        attempt INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'claimed', 'dispatched', 'done', 'cancelled')),
+        lease_owner TEXT,
+        lease_until INTEGER,
+        claims INTEGER NOT NULL DEFAULT 0,
+        idempotency_key TEXT NOT NULL UNIQUE,
+        outcome TEXT,
+        created_at TEXT NOT NULL,
+        modified_at TEXT NOT NULL
+      );
+      CREATE INDEX schedules_state_due ON schedules(state, due_at);
+      CREATE INDEX schedules_state_lease ON schedules(state, lease_until);
+      CREATE INDEX schedules_call ON schedules(call_record_id, state);
+
+      -- Anti-harassment counters read a number's recent calls.
+      CREATE INDEX calls_company_number_modified ON calls(company_id, phone_number, modified_at);
+
+      -- Every number a call record may dial (its own and its alternates),
+      -- kept by trigger so a number used as an alternate is found by index.
+      CREATE TABLE call_numbers (
+        call_record_id TEXT NOT NULL REFERENCES calls(id) ON DELETE CASCADE,
+        company_id TEXT NOT NULL,
+        phone_number TEXT NOT NULL,
+        PRIMARY KEY (company_id, phone_number, call_record_id)
+      ) WITHOUT ROWID;
+      INSERT OR IGNORE INTO call_numbers (call_record_id, company_id, phone_number)
+        SELECT id, company_id, phone_number FROM calls;
+      INSERT OR IGNORE INTO call_numbers (call_record_id, company_id, phone_number)
+        SELECT calls.id, calls.company_id, j.value FROM calls,
+          json_each(calls.data, '$.additionalPhoneNumbers') AS j
+        WHERE json_type(calls.data, '$.additionalPhoneNumbers') = 'array' AND j.type = 'text';
+      CREATE TRIGGER calls_numbers_insert AFTER INSERT ON calls BEGIN
+        INSERT OR IGNORE INTO call_numbers (call_record_id, company_id, phone_number)
+          VALUES (NEW.id, NEW.company_id, NEW.phone_number);
+        INSERT OR IGNORE INTO call_numbers (call_record_id, company_id, phone_number)
+          SELECT NEW.id, NEW.company_id, j.value FROM json_each(NEW.data, '$.additionalPhoneNumbers') AS j
+          WHERE json_type(NEW.data, '$.additionalPhoneNumbers') = 'array' AND j.type = 'text';
+      END;
+      CREATE TRIGGER calls_numbers_update AFTER UPDATE OF phone_number ON calls BEGIN
+        INSERT OR IGNORE INTO call_numbers (call_record_id, company_id, phone_number)
+          VALUES (NEW.id, NEW.company_id, NEW.phone_number);
+      END;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

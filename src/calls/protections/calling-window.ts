@@ -1,0 +1,161 @@
+// When a call to a destination may be placed (spec §4.1 rules 3-4, §8;
+// DESIGN "Time window", "Zones of a number"): inside [start, end) local time
+// and on a day that is not blocked, in EVERY zone of the number; when those
+// zones share no calling hour, in the country's default zone alone. Local
+// days are walked with luxon, so DST changes move the window's UTC edges.
+import { DateTime } from 'luxon';
+import { blockedDay, type BlockedDayKind, type CallingRules } from './calling-rules.js';
+import { countryDefaultZone, type DestinationZones } from './destination-zones.js';
+
+/** Which rules are in force (an override switches its own rule off). */
+export interface ActiveRules {
+  time: boolean;
+  day: boolean;
+}
+
+export type ScheduleReason = 'outside_calling_hours' | 'blocked_day';
+
+export interface AllowedInstant {
+  /** Unix ms: the earliest allowed instant ≥ `from`. */
+  at: number;
+  /** Zones the decision was made in. */
+  zones: string[];
+  /** 'number': the number's own zones; 'default': the country's default zone decided. */
+  zoneSource: 'number' | 'default';
+  /** Set when `at` > `from`: why `from` itself was not allowed. */
+  reason?: ScheduleReason;
+  blockedDay?: BlockedDayKind;
+}
+
+type Interval = [number, number];
+
+const DAY_MS = 86_400_000;
+const SEARCH_CHUNK_DAYS = 32;
+/** Beyond this the rules block every day: failed_to_schedule_call. */
+export const SEARCH_HORIZON_DAYS = 400;
+
+/**
+ * The zones the rules are applied in, or undefined when the number has no
+ * zone and the country no default.
+ */
+export function effectiveZones(
+  dest: DestinationZones,
+  rules: CallingRules,
+  from: number,
+  active: ActiveRules,
+): { zones: string[]; source: 'number' | 'default' } | undefined {
+  const fallback = rules.defaultZone ?? countryDefaultZone(dest.country);
+  if (dest.zones.length === 0)
+    return fallback ? { zones: [fallback], source: 'default' } : undefined;
+  if (dest.zones.length === 1 || !active.time) return { zones: [...dest.zones], source: 'number' };
+  // DESIGN: no common hour across the zones → the default zone decides.
+  const timeOnly: ActiveRules = { time: true, day: false };
+  const common = intersectAll(
+    dest.zones.map((z) => zoneIntervals(z, rules, timeOnly, from, from + 2 * DAY_MS)),
+  );
+  if (common.some(([s, e]) => e > from && s < from + 2 * DAY_MS)) {
+    return { zones: [...dest.zones], source: 'number' };
+  }
+  return { zones: [fallback ?? dest.zones[0]!], source: 'default' };
+}
+
+/**
+ * The earliest instant ≥ `from` at which every active rule allows a call to
+ * the destination; undefined when no such instant exists within
+ * SEARCH_HORIZON_DAYS or the destination has no zone.
+ */
+export function nextAllowedInstant(
+  dest: DestinationZones,
+  from: number,
+  rules: CallingRules,
+  active: ActiveRules,
+): AllowedInstant | undefined {
+  const chosen = effectiveZones(dest, rules, from, active);
+  if (!chosen) return undefined;
+  const base = { zones: chosen.zones, zoneSource: chosen.source };
+  if (!active.time && !active.day) return { at: from, ...base };
+  for (let day = 0; day < SEARCH_HORIZON_DAYS; day += SEARCH_CHUNK_DAYS) {
+    const a = from + day * DAY_MS;
+    const b = a + SEARCH_CHUNK_DAYS * DAY_MS;
+    const common = intersectAll(chosen.zones.map((z) => zoneIntervals(z, rules, active, a, b)));
+    const hit = common.find(([, e]) => e > from);
+    if (hit) {
+      const at = Math.max(hit[0], from);
+      if (at === from) return { at, ...base };
+      const blocked = active.day ? firstBlockedDay(chosen.zones, rules, from) : undefined;
+      return blocked
+        ? { at, ...base, reason: 'blocked_day', blockedDay: blocked }
+        : { at, ...base, reason: 'outside_calling_hours' };
+    }
+  }
+  return undefined;
+}
+
+/** Why the local date of `at` is blocked in any of the zones, if it is. */
+function firstBlockedDay(
+  zones: readonly string[],
+  rules: CallingRules,
+  at: number,
+): BlockedDayKind | undefined {
+  for (const zone of zones) {
+    const local = DateTime.fromMillis(at, { zone });
+    const kind = blockedDay(rules, local.toISODate()!, local.weekday);
+    if (kind) return kind;
+  }
+  return undefined;
+}
+
+/** Allowed UTC intervals in one zone covering [a, b), sorted and merged. */
+export function zoneIntervals(
+  zone: string,
+  rules: CallingRules,
+  active: ActiveRules,
+  a: number,
+  b: number,
+): Interval[] {
+  const out: Interval[] = [];
+  let day = DateTime.fromMillis(a, { zone }).startOf('day').minus({ days: 1 });
+  const last = DateTime.fromMillis(b, { zone }).startOf('day');
+  while (day <= last) {
+    const next = day.plus({ days: 1 }).startOf('day');
+    if (!active.day || !blockedDay(rules, day.toISODate()!, day.weekday)) {
+      const s = active.time ? localMinute(day, next, rules.startMinute) : day.toMillis();
+      const e = active.time ? localMinute(day, next, rules.endMinute) : next.toMillis();
+      const prev = out[out.length - 1];
+      if (e > s) {
+        if (prev && prev[1] >= s) prev[1] = Math.max(prev[1], e);
+        else out.push([s, e]);
+      }
+    }
+    day = next;
+  }
+  return out;
+}
+
+/** The instant of a local minute of `day` (a DST gap moves it forward, as luxon does). */
+function localMinute(day: DateTime, next: DateTime, minute: number): number {
+  if (minute >= 1440) return next.toMillis();
+  return day.set({ hour: Math.floor(minute / 60), minute: minute % 60 }).toMillis();
+}
+
+function intersectAll(lists: Interval[][]): Interval[] {
+  let acc = lists[0] ?? [];
+  for (const list of lists.slice(1)) acc = intersect(acc, list);
+  return acc;
+}
+
+function intersect(x: Interval[], y: Interval[]): Interval[] {
+  const out: Interval[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < x.length && j < y.length) {
+    const [xs, xe] = x[i]!;
+    const [ys, ye] = y[j]!;
+    const s = Math.max(xs, ys);
+    const e = Math.min(xe, ye);
+    if (e > s) out.push([s, e]);
+    if (xe < ye) i++;
+    else j++;
+  }
+  return out;
+}

@@ -1,0 +1,201 @@
+// The protections of an outbound call (spec §1, §4.1 rules 3-7, §7, §8),
+// checked in ONE documented order (docs/decisions/protections.md). A refusal
+// throws a CallError in the §2.4 shape; the time and day rules never refuse:
+// they move the call to the next allowed instant (a 200 with scheduled true).
+import type { Clock } from '../../clock.js';
+import type { CompanySettings } from '../../store/entities.js';
+import type { CallRecord } from '../../store/call-repository.js';
+import { CallError } from '../call-error.js';
+import { antiHarassmentRefusal } from './anti-harassment.js';
+import type { CallHistory } from './call-history.js';
+import { callingRulesFor } from './calling-rules.js';
+import { nextAllowedInstant, type ScheduleReason } from './calling-window.js';
+import type { DestinationZones } from './destination-zones.js';
+import { inProgressRefusal } from './in-progress-check.js';
+import { optOutRefusal, type OptOutLookup } from './opt-out-check.js';
+
+/** The order in which the rules are checked; the first that fails decides. */
+export const PROTECTION_CHECK_ORDER = [
+  'callee_opted_out',
+  'call_already_in_progress',
+  'duplicate_within_60s',
+  'daily_call_limit_reached',
+  'weekly_call_limit_reached',
+  'failed_call_limit_reached',
+  'cooldown_period_active',
+  'time_and_day_rules',
+] as const;
+
+/** A requested scheduledAt further ahead than this is failed_to_schedule_call. */
+export const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000;
+
+export interface ProtectionInput {
+  companyId: string;
+  settings: CompanySettings;
+  /** E.164 number to be dialed. */
+  phoneNumber: string;
+  agentId: string | null;
+  /** Requested `scheduledAt` (ISO); honoured, and moved forward when the rules ask. */
+  scheduledAt?: string | null;
+  overrideTimeRestriction: boolean;
+  overrideDayRestriction: boolean;
+  /** The effective useAntiHarassmentProtection (request, else company default). */
+  antiHarassment: boolean;
+  /** From `await resolveDestinationZones(phoneNumber)`. */
+  destination: DestinationZones;
+}
+
+export interface ProtectionDeps {
+  history: CallHistory;
+  optOuts: OptOutLookup;
+  clock: Clock;
+}
+
+interface DecisionBase {
+  /** ISO instant the call may be dialed. */
+  at: string;
+  /** Zones the time and day rules were applied in (keep on the record). */
+  zones: string[];
+  zoneSource: 'number' | 'default';
+  country: string | null;
+}
+
+export type ProtectionDecision =
+  | ({ kind: 'allow' } & DecisionBase)
+  | ({
+      kind: 'schedule';
+      /** Why: the rules moved it, or the request asked for a later time. */
+      reason: ScheduleReason | 'scheduled_at_requested';
+      blockedDay?: 'weekend' | 'public_holiday' | 'blocked_date';
+    } & DecisionBase);
+
+/**
+ * Checks a new call request. Synchronous (run it and the record insert in
+ * one SQLite transaction, so two requests cannot both pass); the zones are
+ * resolved beforehand (async).
+ */
+export function evaluateProtections(
+  input: ProtectionInput,
+  deps: ProtectionDeps,
+): ProtectionDecision {
+  const now = deps.clock.now();
+  const requested = input.scheduledAt ? Date.parse(input.scheduledAt) : NaN;
+  if (!Number.isNaN(requested) && requested - now > MAX_SCHEDULE_AHEAD_MS) {
+    throw new CallError(
+      'failed_to_schedule_call',
+      'scheduledAt is more than 366 days ahead; a call cannot be scheduled that far.',
+    );
+  }
+  const planned = Number.isNaN(requested) ? now : Math.max(now, requested);
+  const refusal =
+    optOutRefusal(deps.optOuts, input.companyId, input.phoneNumber, planned, now) ??
+    inProgressRefusal(deps.history, input.companyId, input.phoneNumber, input.agentId, now) ??
+    (input.antiHarassment && !isTestNumber(input.settings, input.phoneNumber)
+      ? antiHarassmentRefusal(deps.history, input.companyId, input.phoneNumber, planned, now)
+      : undefined);
+  if (refusal) throw refusal;
+  return applyTimeAndDayRules(input, planned, now);
+}
+
+/** The time and day rules alone: allow at `planned`, or schedule later. */
+export function applyTimeAndDayRules(
+  input: Pick<
+    ProtectionInput,
+    'settings' | 'destination' | 'overrideTimeRestriction' | 'overrideDayRestriction'
+  >,
+  planned: number,
+  now: number,
+): ProtectionDecision {
+  const rules = callingRulesFor(input.settings, input.destination.country);
+  const active = { time: !input.overrideTimeRestriction, day: !input.overrideDayRestriction };
+  const found = nextAllowedInstant(input.destination, planned, rules, active);
+  if (!found) {
+    throw new CallError(
+      'failed_to_schedule_call',
+      input.destination.zones.length === 0 && !rules.defaultZone
+        ? "The destination's time zone is unknown, so the calling hours cannot be applied."
+        : 'The calling rules allow no call to this destination within the next 400 days.',
+    );
+  }
+  const base: DecisionBase = {
+    at: new Date(found.at).toISOString(),
+    zones: found.zones,
+    zoneSource: found.zoneSource,
+    country: input.destination.country,
+  };
+  if (found.reason) {
+    return {
+      kind: 'schedule',
+      reason: found.reason,
+      ...(found.blockedDay ? { blockedDay: found.blockedDay } : {}),
+      ...base,
+    };
+  }
+  if (found.at > now) return { kind: 'schedule', reason: 'scheduled_at_requested', ...base };
+  return { kind: 'allow', ...base };
+}
+
+export function isTestNumber(settings: CompanySettings, phoneNumber: string): boolean {
+  return Array.isArray(settings.testNumbers) && settings.testNumbers.includes(phoneNumber);
+}
+
+export type RecheckDecision =
+  | { kind: 'allow'; zones: string[] }
+  | { kind: 'reschedule'; at: number; reason: string; error?: CallError }
+  | { kind: 'refuse'; error: CallError };
+
+/**
+ * Re-check of a scheduled or retried call just before it is dialed (the
+ * scheduler, also after a restart). Only live calls block here (two
+ * scheduled calls never hold each other off), and the 60 s rule does not
+ * apply; the record's own earlier attempts count for the anti-harassment
+ * rule. A refusal that can clear (retryable) moves the call to its
+ * `nextAllowedAt`; one that cannot (a permanent opt-out, no allowed day)
+ * refuses, and the caller cancels the record.
+ */
+export function recheckBeforeDial(
+  record: CallRecord,
+  settings: CompanySettings,
+  destination: DestinationZones,
+  deps: ProtectionDeps,
+  phoneNumber: string = record.phoneNumber,
+): RecheckDecision {
+  const now = deps.clock.now();
+  const antiHarassment =
+    record.useAntiHarassmentProtection !== false && !isTestNumber(settings, phoneNumber);
+  const error =
+    optOutRefusal(deps.optOuts, record.companyId, phoneNumber, now, now) ??
+    inProgressRefusal(deps.history, record.companyId, phoneNumber, record.agentId, now, {
+      excludeRecordId: record.id,
+      liveOnly: true,
+    }) ??
+    (antiHarassment
+      ? antiHarassmentRefusal(deps.history, record.companyId, phoneNumber, now, now)
+      : undefined);
+  let from = now;
+  if (error) {
+    const next = error.details?.nextAllowedAt;
+    if (error.details?.retryable !== true || typeof next !== 'string') {
+      return { kind: 'refuse', error };
+    }
+    from = Date.parse(next);
+  }
+  try {
+    const d = applyTimeAndDayRules(
+      {
+        settings,
+        destination,
+        overrideTimeRestriction: record.overrideTimeRestriction === true,
+        overrideDayRestriction: record.overrideDayRestriction === true,
+      },
+      from,
+      now,
+    );
+    if (d.kind === 'allow') return { kind: 'allow', zones: d.zones };
+    const reason = error ? error.code : d.reason;
+    return { kind: 'reschedule', at: Date.parse(d.at), reason, ...(error ? { error } : {}) };
+  } catch (e) {
+    if (e instanceof CallError) return { kind: 'refuse', error: e };
+    throw e;
+  }
+}

@@ -2,8 +2,10 @@
 // loopback, and a bare UDP relay forwarding the same packet rate as the
 // physical floor, each in its own process so CPU is measured per process.
 //
-//   npx tsx sip-test/load/media-bench.ts [--n 50,100,200,400] [--seconds 15] [--warmup 3]
+//   npx tsx sip-test/load/media-bench.ts [--n 50,100,200,400] [--seconds 15] [--warmup 3] [--reps 3]
 //
+// Each N is measured `reps` times, ours and the relay back to back, and the
+// medians are printed (the machine is shared: single runs vary by ±20 %).
 // Per N it prints: our CPU % per call and its ratio to the bare relay's,
 // packets sent ÷ (50 × N × seconds), send spacing p50/p99 as the echo sees
 // it, clock drift (ppm, least-squares per flow), event-loop delay p99 and
@@ -14,11 +16,15 @@ import { createSocket, type Socket } from 'node:dgram';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { MediaEngine, type MediaSession } from '../../src/media/index.js';
+import { SPACING_BIN_MS } from '../../src/media/pacing-clock.js';
 
 const FRAME_MS = 20;
 const SELF = fileURLToPath(import.meta.url);
 
 interface MediaResult extends CpuWindow {
+  /** |send interval − 20 ms| p50 and p99 as our pacing clock achieved them. */
+  sendDevP50: number;
+  sendDevP99: number;
   sent: number;
   loopP99Ms: number;
   memPerCallKb: number;
@@ -97,20 +103,32 @@ function onCommand(handler: (m: Message) => Promise<unknown>): void {
   process.send!({ cmd: 'ready' });
 }
 
+/** The bin index at quantile `q` of a histogram. */
+function histogramPercentile(hist: Uint32Array, q: number): number {
+  const total = hist.reduce((a, b) => a + b, 0);
+  let acc = 0;
+  for (let i = 0; i < hist.length; i++) {
+    acc += hist[i]!;
+    if (acc >= total * q) return i;
+  }
+  return NaN;
+}
+
 // ---------- role: echo (the far end for our sessions) ----------
 
 async function echoRole(): Promise<void> {
   const socket = await bindUdp(0, 8 << 20);
   interface Flow {
     n: number;
-    sx: number;
-    sy: number;
-    sxx: number;
-    sxy: number;
     x0: number;
     cycles: number;
     lastSeq: number;
     lastAt: number;
+    /** Lower envelope of (arrival − index × 20 ms) in the first and the current 1 s bucket. */
+    firstBucket: number;
+    firstMin: number;
+    bucket: number;
+    bucketMin: number;
   }
   let flows = new Map<number, Flow>();
   let gaps = new Uint32Array(4000); // 0.05 ms bins up to 200 ms
@@ -122,7 +140,17 @@ async function echoRole(): Promise<void> {
     const seq = (msg[2]! << 8) | msg[3]!;
     let f = flows.get(rinfo.port);
     if (!f) {
-      f = { n: 0, sx: 0, sy: 0, sxx: 0, sxy: 0, x0: seq, cycles: 0, lastSeq: seq, lastAt: now };
+      f = {
+        n: 0,
+        x0: seq,
+        cycles: 0,
+        lastSeq: seq,
+        lastAt: now,
+        firstBucket: 0,
+        firstMin: Infinity,
+        bucket: 0,
+        bucketMin: Infinity,
+      };
       flows.set(rinfo.port, f);
     } else {
       if (seq < f.lastSeq && f.lastSeq - seq > 30000) f.cycles += 65536;
@@ -131,14 +159,18 @@ async function echoRole(): Promise<void> {
       f.lastSeq = seq;
       f.lastAt = now;
     }
-    // least squares of arrival time against packet index: the slope is the real frame period
+    // drift: the least-delayed packet of each second traces the sender's schedule;
+    // compare the first second's with the latest one's (queueing noise only adds delay)
     const x = f.cycles + seq - f.x0;
-    const y = now;
+    const offset = now - x * FRAME_MS;
+    const bucket = Math.floor(x / 50);
+    if (bucket !== f.bucket) {
+      f.bucket = bucket;
+      f.bucketMin = Infinity;
+    }
+    if (offset < f.bucketMin) f.bucketMin = offset;
+    if (bucket === f.firstBucket && offset < f.firstMin) f.firstMin = offset;
     f.n++;
-    f.sx += x;
-    f.sy += y;
-    f.sxx += x * x;
-    f.sxy += x * y;
   });
   onCommand(async (m) => {
     if (m.cmd === 'port') return socket.address().port;
@@ -149,24 +181,17 @@ async function echoRole(): Promise<void> {
       return null;
     }
     recording = false;
-    const pct = (p: number, hist: Uint32Array, scale: number): number => {
-      const total = hist.reduce((a, b) => a + b, 0);
-      let acc = 0;
-      for (let i = 0; i < hist.length; i++) {
-        acc += hist[i]!;
-        if (acc >= total * p) return i / scale;
-      }
-      return NaN;
-    };
+    const pct = (p: number, hist: Uint32Array, scale: number): number =>
+      histogramPercentile(hist, p) / scale;
     const dev = new Uint32Array(4000);
     gaps.forEach((count, bin) => (dev[Math.round(Math.abs(bin / 20 - FRAME_MS) * 20)]! += count));
     const drifts: number[] = [];
     let packets = 0;
     for (const f of flows.values()) {
       packets += f.n;
-      if (f.n < 50) continue;
-      const slope = (f.n * f.sxy - f.sx * f.sy) / (f.n * f.sxx - f.sx * f.sx);
-      drifts.push((slope / FRAME_MS - 1) * 1e6);
+      const seconds = f.bucket - f.firstBucket;
+      if (seconds < 3) continue;
+      drifts.push(((f.bucketMin - f.firstMin) / (seconds * 1000)) * 1e6);
     }
     drifts.sort((a, b) => a - b);
     const result: EchoResult = {
@@ -185,62 +210,81 @@ async function echoRole(): Promise<void> {
 // ---------- role: media (our sessions, measured) ----------
 
 async function mediaRole(): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  let engine: MediaEngine | null = null;
+  let sessions: MediaSession[] = [];
+  let feed: NodeJS.Timeout | undefined;
+  let framesReceived = 0;
+  let memPerCallKb = 0;
+  let rssPerCallKb = 0;
   onCommand(async (m) => {
-    const n = m.n as number;
-    const echoPort = m.echoPort as number;
-    const gc = (globalThis as { gc?: () => void }).gc;
-    gc?.();
-    const mem0 = process.memoryUsage();
-    const engine = new MediaEngine({
-      bindAddress: '127.0.0.1',
-      advertisedAddress: '127.0.0.1',
-      rtpPortMin: 20000,
-      rtpPortMax: 29999,
-      inactivityTimeoutSec: 0,
-    });
-    const answer =
-      'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n' +
-      `m=audio ${echoPort} RTP/AVP 0 101\r\na=rtpmap:101 telephone-event/8000\r\n`;
-    const sessions: MediaSession[] = [];
-    let framesReceived = 0;
-    const onFrame = (): void => {
-      framesReceived++;
-    };
-    for (let i = 0; i < n; i++) {
-      const s = await engine.createSession();
-      s.createOffer();
-      s.applyAnswer(answer);
-      s.onAudio(onFrame);
-      sessions.push(s);
+    if (m.cmd === 'setup') {
+      const n = m.n as number;
+      gc?.();
+      const mem0 = process.memoryUsage();
+      engine = new MediaEngine({
+        bindAddress: '127.0.0.1',
+        advertisedAddress: '127.0.0.1',
+        rtpPortMin: 20000,
+        rtpPortMax: 29999,
+        inactivityTimeoutSec: 0,
+      });
+      const answer =
+        'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n' +
+        `m=audio ${m.echoPort as number} RTP/AVP 0 101\r\na=rtpmap:101 telephone-event/8000\r\n`;
+      const onFrame = (): void => {
+        framesReceived++;
+      };
+      sessions = [];
+      for (let i = 0; i < n; i++) {
+        const s = await engine.createSession();
+        s.createOffer();
+        s.applyAnswer(answer);
+        s.onAudio(onFrame);
+        sessions.push(s);
+      }
+      // the agent side: a second of audio per call each second, as agents send ahead
+      const speech = Buffer.alloc(8000, 0x55);
+      feed = setInterval(() => {
+        for (const s of sessions) if (s.queuedMs < 500) s.enqueue(speech);
+      }, 1000);
+      await sleep(m.warmupMs as number);
+      gc?.();
+      const mem1 = process.memoryUsage();
+      memPerCallKb = (mem1.heapUsed + mem1.external - mem0.heapUsed - mem0.external) / 1024 / n;
+      rssPerCallKb = (mem1.rss - mem0.rss) / 1024 / n;
+      await sleep(500); // the pacing clock catches up on frames the collection delayed
+      return null;
     }
-    // the agent side: one second of audio per call per second, as agents send ahead
-    const speech = Buffer.alloc(8000, 0x55);
-    const feed = setInterval(() => {
-      for (const s of sessions) if (s.queuedMs < 500) s.enqueue(speech);
-    }, 1000);
-    await sleep(m.warmupMs as number);
-    gc?.();
-    const mem1 = process.memoryUsage();
-    const loop = monitorEventLoopDelay({ resolution: 1 });
-    loop.enable();
-    const sent0 = sessions.reduce((a, s) => a + s.counters().packetsSent, 0);
-    const frames0 = framesReceived;
-    const stop = cpuWindow();
-    await sleep(m.windowMs as number);
-    const sent1 = sessions.reduce((a, s) => a + s.counters().packetsSent, 0);
-    const cpu = stop();
-    loop.disable();
+    if (m.cmd === 'measure') {
+      const loop = monitorEventLoopDelay({ resolution: 1 });
+      loop.enable();
+      const sent0 = sessions.reduce((a, s) => a + s.counters().packetsSent, 0);
+      const frames0 = framesReceived;
+      engine!.sendSpacingHistogram(true);
+      const stop = cpuWindow();
+      await sleep(m.windowMs as number);
+      const sent1 = sessions.reduce((a, s) => a + s.counters().packetsSent, 0);
+      const cpu = stop();
+      loop.disable();
+      const spacing = engine!.sendSpacingHistogram();
+      const result: MediaResult = {
+        ...cpu,
+        sendDevP50: histogramPercentile(spacing, 0.5) * SPACING_BIN_MS,
+        sendDevP99: histogramPercentile(spacing, 0.99) * SPACING_BIN_MS,
+        sent: sent1 - sent0,
+        loopP99Ms: loop.percentile(99) / 1e6,
+        memPerCallKb,
+        rssPerCallKb,
+        framesReceived: framesReceived - frames0,
+      };
+      return result;
+    }
     clearInterval(feed);
-    await engine.close();
-    const result: MediaResult = {
-      ...cpu,
-      sent: sent1 - sent0,
-      loopP99Ms: loop.percentile(99) / 1e6,
-      memPerCallKb: (mem1.heapUsed + mem1.external - mem0.heapUsed - mem0.external) / 1024 / n,
-      rssPerCallKb: (mem1.rss - mem0.rss) / 1024 / n,
-      framesReceived: framesReceived - frames0,
-    };
-    return result;
+    await engine?.close();
+    engine = null;
+    sessions = [];
+    return null;
   });
 }
 
@@ -349,10 +393,61 @@ class Child {
   }
 }
 
+interface Row {
+  ours: MediaResult;
+  floor: RelayResult;
+  seen: EchoResult;
+  ourPerCall: number;
+  floorPerCall: number;
+  ratio: number;
+  pktRatio: number;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+let windowMs = 15_000;
+let warmupMs = 3_000;
+
+/** One measurement of ours and one of the floor, back to back, at N calls. */
+async function runOnce(
+  n: number,
+  c: { echo: Child; media: Child; relay: Child; generator: Child },
+  echoPort: number,
+  sinkPort: number,
+): Promise<Row> {
+  await c.media.ask({ cmd: 'setup', n, echoPort, warmupMs });
+  await c.echo.ask({ cmd: 'record' });
+  const ours = await c.media.ask<MediaResult>({ cmd: 'measure', windowMs });
+  const seen = await c.echo.ask<EchoResult>({ cmd: 'report' });
+  await c.media.ask({ cmd: 'teardown' });
+  // the floor: the same packet rate through a bare relay
+  const ports = await c.relay.ask<number[]>({ cmd: 'open', n, sinkPort });
+  await c.generator.ask({ cmd: 'start', ports });
+  await sleep(warmupMs);
+  const floor = await c.relay.ask<RelayResult>({ cmd: 'measure', windowMs });
+  await c.generator.ask({ cmd: 'stop' });
+  await c.relay.ask({ cmd: 'close' });
+  const ourPerCall = ours.cpuPct / n;
+  const floorPerCall = floor.cpuPct / n;
+  return {
+    ours,
+    floor,
+    seen,
+    ourPerCall,
+    floorPerCall,
+    ratio: ourPerCall / floorPerCall,
+    pktRatio: ours.sent / ((1000 / FRAME_MS) * n * (ours.windowMs / 1000)),
+  };
+}
+
 async function main(): Promise<void> {
   const ns = arg('n', '50,100,200,400').split(',').map(Number);
-  const windowMs = Number(arg('seconds', '15')) * 1000;
-  const warmupMs = Number(arg('warmup', '3')) * 1000;
+  windowMs = Number(arg('seconds', '15')) * 1000;
+  warmupMs = Number(arg('warmup', '3')) * 1000;
+  const reps = Number(arg('reps', '3'));
   const echo = Child.start('echo');
   const media = Child.start('media');
   const relay = Child.start('relay');
@@ -371,9 +466,9 @@ async function main(): Promise<void> {
         'relay%/call',
         'ratio',
         'pkts',
-        'gap p50',
-        'gap p99',
-        '|gap-20| p99',
+        'send |gap-20| p50/p99',
+        'arrival gap p50/p99',
+        'arrival |gap-20| p99',
         'drift ppm (med/max)',
         'loop p99',
         'heap+ext KB/call',
@@ -383,39 +478,27 @@ async function main(): Promise<void> {
       ].join(' | '),
     );
     for (const n of ns) {
-      // ours
-      const mediaRun = media.ask<MediaResult>({ cmd: 'run', n, echoPort, warmupMs, windowMs });
-      await sleep(warmupMs + Math.min(2000, n * 5)); // sessions created and warmed up
-      await echo.ask({ cmd: 'record' });
-      const ours = await mediaRun;
-      const seen = await echo.ask<EchoResult>({ cmd: 'report' });
-      // the floor: the same packet rate through a bare relay
-      const ports = await relay.ask<number[]>({ cmd: 'open', n, sinkPort });
-      await generator.ask({ cmd: 'start', ports });
-      await sleep(warmupMs);
-      const floor = await relay.ask<RelayResult>({ cmd: 'measure', windowMs });
-      await generator.ask({ cmd: 'stop' });
-      await relay.ask({ cmd: 'close' });
-
-      const ourPerCall = ours.cpuPct / n;
-      const floorPerCall = floor.cpuPct / n;
-      const pktRatio = ours.sent / ((1000 / FRAME_MS) * n * (ours.windowMs / 1000));
+      const rows: Row[] = [];
+      for (let rep = 0; rep < reps; rep++) {
+        rows.push(await runOnce(n, { echo, media, relay, generator }, echoPort, sinkPort));
+      }
+      const med = (f: (r: Row) => number): number => median(rows.map(f));
       console.log(
         [
           n,
-          ourPerCall.toFixed(3),
-          floorPerCall.toFixed(3),
-          (ourPerCall / floorPerCall).toFixed(2),
-          pktRatio.toFixed(4),
-          seen.gapP50.toFixed(2),
-          seen.gapP99.toFixed(2),
-          seen.devP99.toFixed(2),
-          `${seen.driftPpmMedian.toFixed(1)}/${seen.driftPpmMaxAbs.toFixed(1)}`,
-          ours.loopP99Ms.toFixed(2),
-          ours.memPerCallKb.toFixed(1),
-          ours.rssPerCallKb.toFixed(1),
-          `${ours.userPct.toFixed(1)}/${floor.userPct.toFixed(1)}`,
-          `${((ours.wakeups * 1000) / ours.windowMs).toFixed(0)}/${((floor.wakeups * 1000) / floor.windowMs).toFixed(0)}`,
+          med((r) => r.ourPerCall).toFixed(3),
+          med((r) => r.floorPerCall).toFixed(3),
+          `${med((r) => r.ratio).toFixed(2)} (${rows.map((r) => r.ratio.toFixed(2)).join(' ')})`,
+          med((r) => r.pktRatio).toFixed(4),
+          `${med((r) => r.ours.sendDevP50).toFixed(2)}/${med((r) => r.ours.sendDevP99).toFixed(2)}`,
+          `${med((r) => r.seen.gapP50).toFixed(2)}/${med((r) => r.seen.gapP99).toFixed(2)}`,
+          med((r) => r.seen.devP99).toFixed(2),
+          `${med((r) => r.seen.driftPpmMedian).toFixed(1)}/${med((r) => r.seen.driftPpmMaxAbs).toFixed(1)}`,
+          med((r) => r.ours.loopP99Ms).toFixed(2),
+          med((r) => r.ours.memPerCallKb).toFixed(1),
+          med((r) => r.ours.rssPerCallKb).toFixed(1),
+          `${med((r) => r.ours.userPct).toFixed(1)}/${med((r) => r.floor.userPct).toFixed(1)}`,
+          `${med((r) => (r.ours.wakeups * 1000) / r.ours.windowMs).toFixed(0)}/${med((r) => (r.floor.wakeups * 1000) / r.floor.windowMs).toFixed(0)}`,
         ].join(' | '),
       );
     }

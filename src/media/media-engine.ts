@@ -100,6 +100,11 @@ export class MediaEngine {
     return this.pacing.stats();
   }
 
+  /** See PacingClock.spacingHistogram. */
+  sendSpacingHistogram(reset = false): Uint32Array {
+    return this.pacing.spacingHistogram(reset);
+  }
+
   /** Binds a port pair and starts a session (it sends once it has remote media). */
   async createSession(options: CreateSessionOptions = {}): Promise<MediaSession> {
     const pair = await this.ports.allocate();

@@ -84,7 +84,9 @@ describe('MediaSession on loopback', () => {
     const [a, b] = await pair({}, { codecs: ['PCMA'] });
     expect(a.media?.codec).toBe('PCMA');
     const frames: ReceivedAudioFrame[] = [];
-    b.onAudio((f) => frames.push(f));
+    b.onAudio((f) =>
+      frames.push({ ...f, payload: Buffer.from(f.payload), ulaw: Buffer.from(f.ulaw) }),
+    );
     a.enqueue(new Int16Array(160).fill(1000));
     await until(() => frames.some((f) => f.payload[0] !== 0xd5));
     const f = frames.find((x) => x.payload[0] !== 0xd5)!;

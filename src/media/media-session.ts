@@ -94,6 +94,16 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   private readonly rxEventPayloadTypes = new Set<number>();
   private readonly dtmfIn = new TelephoneEventReceiver();
   private audioHandler: (frame: ReceivedAudioFrame) => void = () => {};
+  private readonly frame: ReceivedAudioFrame = {
+    payload: Buffer.alloc(0),
+    ulaw: Buffer.alloc(0),
+    codec: 'PCMU',
+    sequenceNumber: 0,
+    timestamp: 0,
+    mediaTimeMs: 0,
+    marker: false,
+    receivedAt: 0,
+  };
   private lastRxAt: number;
   private inactiveReported = false;
   private malformed = 0;
@@ -225,7 +235,10 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
 
   // ---- the agent side ----
 
-  /** Sets the handler that receives every audio frame (one handler; the hot path). */
+  /**
+   * Sets the handler that receives every audio frame (one handler; the hot
+   * path). The frame object and its buffers are reused: copy what you keep.
+   */
   onAudio(handler: (frame: ReceivedAudioFrame) => void): void {
     this.audioHandler = handler;
   }
@@ -470,16 +483,17 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       else decodeUlaw(payload, pcm);
       this.r.recorder.far(pcm);
     }
-    this.audioHandler({
-      payload,
-      ulaw,
-      codec: pcma ? 'PCMA' : 'PCMU',
-      sequenceNumber: this.rxStats.extendedHighestSeq,
-      timestamp: h.timestamp,
-      mediaTimeMs: (((h.timestamp - this.firstRxTimestamp) >>> 0) / 8) | 0,
-      marker: h.marker,
-      receivedAt: now,
-    });
+    // one frame object per session, refilled per packet: valid during the call only
+    const f = this.frame;
+    f.payload = payload;
+    f.ulaw = ulaw;
+    f.codec = pcma ? 'PCMA' : 'PCMU';
+    f.sequenceNumber = this.rxStats.extendedHighestSeq;
+    f.timestamp = h.timestamp;
+    f.mediaTimeMs = (((h.timestamp - this.firstRxTimestamp) >>> 0) / 8) | 0;
+    f.marker = h.marker;
+    f.receivedAt = now;
+    this.audioHandler(f);
   }
 
   private readonly onRtcpDatagram = (msg: Buffer, rinfo: RemoteInfo): void => {

@@ -13,7 +13,10 @@ export interface NetworkQuality {
   farEnd?: FarEndQuality;
 }
 
-/** One received audio packet (normally 20 ms), handed to the audio handler. */
+/**
+ * One received audio packet (normally 20 ms), handed to the audio handler.
+ * The object is reused for the session's next packet: copy what you keep.
+ */
 export interface ReceivedAudioFrame {
   /** The payload as received, in `codec`. Valid only during the call; copy to keep. */
   payload: Buffer;

@@ -49,6 +49,9 @@ describe('PacingClock', () => {
     for (let i = 1; i < a.times.length; i++) {
       expect(a.times[i]! - 20 * i).toBeCloseTo(0.7, 6); // lateness constant, never accumulating
     }
+    const spacing = pacing.spacingHistogram();
+    expect(spacing[0]).toBe(999); // every interval exactly 20 ms
+    expect(spacing.reduce((x, y) => x + y, 0)).toBe(999);
   });
 
   it('catches up a short stall back to back, skips a long one', () => {

@@ -38,9 +38,13 @@ export interface PacingClockStats {
   wakeups: number;
   ticks: number;
   skippedTicks: number;
-  /** Worst lateness of a tick against its due time, ms. */
+  /** Worst lateness of a tick against its due time, ms (negative: run early, within the lead). */
   maxLateMs: number;
 }
+
+/** Histogram of |interval − frameMs| between a slot's consecutive ticks, 0.05 ms bins. */
+export const SPACING_BIN_MS = 0.05;
+const SPACING_BINS = 1000;
 
 export class PacingClock {
   readonly frameMs: number;
@@ -54,6 +58,8 @@ export class PacingClock {
   /** Global tick number (frame × slots + slot) of the next tick to run. */
   private nextTick = 0;
   private timer: MediaTimer | null = null;
+  private readonly lastLate: Float64Array;
+  private readonly spacing = new Uint32Array(SPACING_BINS);
   private readonly counters: PacingClockStats = {
     wakeups: 0,
     ticks: 0,
@@ -71,6 +77,7 @@ export class PacingClock {
     this.leadMs = options.leadMs ?? 1;
     this.maxCatchUpTicks = (options.maxCatchUpFrames ?? 5) * this.slots;
     this.members = Array.from({ length: this.slots }, () => []);
+    this.lastLate = new Float64Array(this.slots).fill(NaN);
   }
 
   get size(): number {
@@ -79,6 +86,17 @@ export class PacingClock {
 
   stats(): PacingClockStats {
     return { ...this.counters };
+  }
+
+  /**
+   * Send spacing as the schedule achieved it: per tick, how far the
+   * interval since the same slot's previous tick was from `frameMs`
+   * (bins of SPACING_BIN_MS). `reset` starts a new measurement.
+   */
+  spacingHistogram(reset = false): Uint32Array {
+    const copy = this.spacing.slice();
+    if (reset) this.spacing.fill(0);
+    return copy;
   }
 
   /** The frame index the next tick of `slot` will carry (for a session's start). */
@@ -133,13 +151,21 @@ export class PacingClock {
       const skip = Math.floor((now - due) / this.slotMs);
       this.nextTick += skip;
       this.counters.skippedTicks += skip;
+      this.lastLate.fill(NaN); // a skip is not a spacing sample
       due = this.t0 + this.nextTick * this.slotMs;
     }
     while (due <= now + this.leadMs && this.count > 0) {
       const late = now - due;
       if (late > this.counters.maxLateMs) this.counters.maxLateMs = late;
       const tick = this.nextTick++;
-      this.runSlot(tick % this.slots, Math.floor(tick / this.slots));
+      const slot = tick % this.slots;
+      const prev = this.lastLate[slot]!;
+      if (prev === prev) {
+        const bin = Math.round(Math.abs(late - prev) / SPACING_BIN_MS);
+        this.spacing[bin < SPACING_BINS ? bin : SPACING_BINS - 1]!++;
+      }
+      this.lastLate[slot] = late;
+      this.runSlot(slot, Math.floor(tick / this.slots));
       this.counters.ticks++;
       due = this.t0 + this.nextTick * this.slotMs;
     }

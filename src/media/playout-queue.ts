@@ -63,7 +63,11 @@ export class PlayoutQueue {
     while (copied < length && this.queued > 0) {
       const chunk = this.chunks[this.head]!;
       const n = Math.min(length - copied, chunk.length - this.headOffset);
-      out.set(chunk.subarray(this.headOffset, this.headOffset + n), offset + copied);
+      if (Buffer.isBuffer(chunk) && Buffer.isBuffer(out)) {
+        chunk.copy(out, offset + copied, this.headOffset, this.headOffset + n); // no view allocated
+      } else {
+        out.set(chunk.subarray(this.headOffset, this.headOffset + n), offset + copied);
+      }
       copied += n;
       this.queued -= n;
       this.headOffset += n;

@@ -1,19 +1,26 @@
 // The composition root: reads the config once, builds the adapters, wires
 // them, listens, and drains on SIGTERM/SIGINT.
+import { mkdirSync } from 'node:fs';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AccountService } from './accounts/account-service.js';
 import { buildApp } from './api/build-app.js';
 import { CallService } from './calls/call-service.js';
+import { Dialer } from './calls/dialer.js';
+import type { MediaPort } from './calls/ports/media-port.js';
+import type { SignalingPort } from './calls/ports/signaling-port.js';
+import { realTimers } from './calls/timers.js';
 import { systemClock } from './clock.js';
+import type { Config } from './config/config-schema.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { createLogger } from './logger.js';
+import { MediaEngine } from './media/index.js';
+import { createSipStack } from './sip/index.js';
 import { openDatabase } from './store/database.js';
 import { createStore } from './store/store.js';
 
-async function main(): Promise<void> {
-  let config;
+function readConfig(): Config {
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -21,6 +28,10 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
   const log = createLogger(config.log.level);
   const clock = systemClock;
   const db = openDatabase(config.store.path);
@@ -29,10 +40,60 @@ async function main(): Promise<void> {
   if (accounts.bootstrap(config.bootstrap.apiKey))
     log.info('created company "default" with the bootstrap API key');
 
+  if (config.sip.engine !== 'embedded') {
+    console.error(
+      `sip.engine "${config.sip.engine}" is not available in this build; use "embedded"`,
+    );
+    process.exit(2);
+  }
+  const listen = (t: 'udp' | 'tcp') =>
+    config.sip.transports.includes(t)
+      ? { host: config.sip.host, port: config.sip.port }
+      : (false as const);
+  const sip = createSipStack(
+    {
+      udp: listen('udp'),
+      tcp: listen('tcp'),
+      advertisedHost: config.sip.advertisedHost || undefined,
+      timers: { T1: config.sip.t1Ms, T2: config.sip.t2Ms, T4: config.sip.t4Ms },
+      userAgent: config.sip.userAgent,
+      authAttemptLimit: config.sip.authAttempts,
+    },
+    { logger: log.child({ component: 'sip' }) },
+  );
+  await sip.start();
+  const signaling: SignalingPort = sip;
+  mkdirSync(config.recording.dir, { recursive: true });
+  const media: MediaPort = new MediaEngine({
+    bindAddress: config.rtp.host,
+    advertisedAddress: config.rtp.advertisedIp || config.rtp.host,
+    rtpPortMin: config.rtp.portMin,
+    rtpPortMax: config.rtp.portMax,
+    codecs: config.rtp.codecs,
+    symmetricRtp: config.rtp.symmetric,
+    inactivityTimeoutSec: config.rtp.inactivitySeconds,
+    recordingDirectory: config.recording.dir,
+  });
+
+  const dialer = new Dialer({
+    store,
+    clock,
+    timers: realTimers,
+    signaling,
+    media,
+    log: log.child({ component: 'calls' }),
+    settings: {
+      defaultRingTimeoutSeconds: config.calls.defaultRingTimeoutSeconds,
+      defaultMaxDurationSeconds: config.calls.defaultMaxDurationSeconds,
+      stuckAfterSeconds: config.calls.stuckAfterSeconds,
+    },
+  });
+  dialer.recover();
+  dialer.startWatchdog();
+
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
-  let draining = false;
-  const calls = new CallService(store, clock);
+  const calls = new CallService(store, clock, dialer);
   const app = await buildApp({
     config: config.http,
     store,
@@ -41,32 +102,37 @@ async function main(): Promise<void> {
     accounts,
     metrics,
     logger: log,
-    readiness: { notReadyReason: () => (draining ? 'shutting down' : undefined) },
+    readiness: { notReadyReason: () => (dialer.isDraining ? 'shutting down' : undefined) },
   });
   await app.listen({ host: config.http.host, port: config.http.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;
+  const sipUdp = config.sip.transports.includes('udp') ? sip.localAddress('udp') : undefined;
   log.info(
     {
       pid: process.pid,
       host: config.http.host,
       port,
+      sipPort: sipUdp?.port,
       db: config.store.path,
       engine: config.sip.engine,
     },
     'gateway listening',
   );
 
+  let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
-    if (draining) return;
-    draining = true;
-    log.info({ signal }, 'shutting down');
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal, liveCalls: dialer.liveCalls }, 'shutting down');
     const timer = setTimeout(() => {
       log.error('shutdown grace period exceeded; exiting');
       process.exit(1);
-    }, config.http.shutdownGraceMs + 2000);
+    }, config.http.shutdownGraceMs + 5000);
     timer.unref();
+    await dialer.drain(config.http.shutdownGraceMs);
     await app.close();
+    await sip.stop();
     db.close();
     log.info('stopped');
     process.exit(0);

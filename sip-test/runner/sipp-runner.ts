@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdirSync, readFileSync, existsSync, openSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -13,7 +13,7 @@ export const SCENARIOS = resolve(HERE, '../scenarios');
 const LOGS = resolve(HERE, '../logs');
 
 export interface SippOptions {
-  /** File name in sip-test/scenarios. */
+  /** File name in sip-test/scenarios, or an absolute path (generated scenarios). */
   scenario: string;
   transport?: 'udp' | 'tcp';
   /** Calls to process before exiting (-m). Default 1. */
@@ -98,7 +98,7 @@ export async function startSipp(opts: SippOptions): Promise<SippProcess> {
   const port = await allocatePort();
   const logDir = join(
     LOGS,
-    `${opts.scenario.replace(/\.xml$/, '')}-${process.pid}-${++runCounter}`,
+    `${opts.scenario.replace(/^.*\//, '').replace(/\.xml$/, '')}-${process.pid}-${++runCounter}`,
   );
   mkdirSync(logDir, { recursive: true });
   const errFile = join(logDir, 'errors.log');
@@ -106,7 +106,7 @@ export async function startSipp(opts: SippOptions): Promise<SippProcess> {
   const outFile = join(logDir, 'output.log');
   const args = [
     '-sf',
-    join(SCENARIOS, opts.scenario),
+    isAbsolute(opts.scenario) ? opts.scenario : join(SCENARIOS, opts.scenario),
     '-i',
     '127.0.0.1',
     '-p',

@@ -23,8 +23,10 @@ export interface InitiateCallResult {
   reason?: string;
 }
 
-/** Where accepted calls go next (the dialer, once it exists). */
+/** Where accepted calls go next: the dialer. */
 export interface CallDispatcher {
+  /** True while shutting down: no new calls are taken. */
+  readonly isDraining?: boolean;
   accepted(record: CallRecord): void;
   /** Ends a live call; resolves when the hangup was started. */
   hangup(record: CallRecord): Promise<boolean>;
@@ -39,6 +41,12 @@ export class CallService {
   ) {}
 
   initiate(who: Requester, body: unknown): InitiateCallResult {
+    if (this.dispatcher?.isDraining) {
+      throw new CallError(
+        'server_unavailable',
+        'The gateway is shutting down; retry in a few minutes.',
+      );
+    }
     const req = validateInitiateCallRequest(body);
     const companyId = who.company.id;
     const agent = req.agentId ? this.store.agents.get(companyId, req.agentId) : undefined;

@@ -31,8 +31,8 @@ export function registerAgentRoutes(app: FastifyInstance, store: Store, clock: C
         type: 'object',
         additionalProperties: false,
         properties: {
-          ringTimeoutSeconds: { type: ['integer', 'null'], minimum: 5, maximum: 300 },
-          maxDurationSeconds: { type: ['integer', 'null'], minimum: 10, maximum: 14400 },
+          ringTimeoutSeconds: { type: ['integer', 'null'], minimum: 2, maximum: 300 },
+          maxDurationSeconds: { type: ['integer', 'null'], minimum: 3, maximum: 14400 },
           recordingEnabled: { type: 'boolean' },
           voicemailDetection: { type: 'boolean' },
         },

@@ -1,0 +1,240 @@
+// One call from dial to final record: attempts on the primary number, then
+// on the alternates (additionalPhoneNumbers) in order after a failed one,
+// then the final status, costs and plan charge.
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { CallRecord } from '../store/call-repository.js';
+import type { Agent, SipTrunk } from '../store/entities.js';
+import type { Store } from '../store/store.js';
+import { CallAttempt, type AttemptOutcome } from './call-attempt.js';
+import { CallRecordWriter } from './call-record-writer.js';
+import { LIVE_STATUSES } from './call-status.js';
+import type { MediaLeg, MediaPort } from './ports/media-port.js';
+import type { SignalingPort } from './ports/signaling-port.js';
+import type { Timers } from './timers.js';
+
+export interface CallSessionDeps {
+  store: Store;
+  clock: Clock;
+  timers: Timers;
+  signaling: SignalingPort;
+  media: MediaPort;
+  log: Logger;
+  settings: { defaultRingTimeoutSeconds: number; defaultMaxDurationSeconds: number };
+}
+
+const MEDIA_CLOSE_TIMEOUT_MS = 2000;
+
+/** Outcomes after which the next alternate number is tried. */
+const TRY_NEXT = new Set(['busy', 'missed', 'failed']);
+
+export class CallSession {
+  private readonly writer: CallRecordWriter;
+  private readonly log: Logger;
+  private attempt: CallAttempt | undefined;
+  private stopReason: string | undefined;
+  private stopCause: 'api' | 'shutdown' | 'watchdog' | undefined;
+
+  constructor(
+    record: CallRecord,
+    private readonly deps: CallSessionDeps,
+  ) {
+    this.writer = new CallRecordWriter(deps.store, deps.clock, record.id);
+    this.log = deps.log.child({ callId: record.callId });
+  }
+
+  get recordId(): string {
+    return this.writer.current.id;
+  }
+
+  get startedMs(): number {
+    return Date.parse(this.writer.current.createdAt);
+  }
+
+  /** Ends the call from our side: the hangup API, shutdown (user_hungup, marked endedBy) or the watchdog (call_stuck). */
+  stop(cause: 'api' | 'shutdown' | 'watchdog'): void {
+    const reason = cause === 'watchdog' ? 'call_stuck' : 'user_hungup';
+    this.stopCause ??= cause;
+    this.stopReason ??= reason;
+    this.attempt?.end(reason);
+  }
+
+  async run(): Promise<CallRecord> {
+    const record = this.writer.current;
+    const { store } = this.deps;
+    const trunk = record.sipTrunkId
+      ? store.sipTrunks.getById(record.sipTrunkId as string)
+      : undefined;
+    const agent = record.agentId ? store.agents.getById(record.agentId) : undefined;
+    if (!trunk)
+      return this.finish({
+        status: 'failed',
+        endCallReason: 'voip_phone_not_exist',
+        endAt: this.writer.now(),
+      });
+    if (record.agentId && !agent)
+      return this.finish({
+        status: 'failed',
+        endCallReason: 'agent_not_found',
+        endAt: this.writer.now(),
+      });
+
+    const numbers = [
+      record.phoneNumber,
+      ...((record.additionalPhoneNumbers as string[] | undefined) ?? []),
+    ];
+    let outcome: AttemptOutcome = {
+      status: 'cancelled',
+      endCallReason: this.stopReason ?? 'user_hungup',
+      endAt: this.writer.now(),
+    };
+    for (const number of numbers) {
+      if (this.stopReason) break;
+      outcome = await this.dial(trunk, agent, number);
+      if (!TRY_NEXT.has(outcome.status) || outcome.endCallReason.endsWith('_in_plan')) break;
+    }
+    return this.finish(outcome);
+  }
+
+  private async dial(
+    trunk: SipTrunk,
+    agent: Agent | undefined,
+    number: string,
+  ): Promise<AttemptOutcome> {
+    const now = this.writer.now();
+    const limit = this.dialTimeLimit();
+    if (limit) return { status: 'failed', endCallReason: limit, endAt: now };
+
+    let media;
+    try {
+      media = await this.deps.media.createSession({
+        record: agent?.outgoing.recordingEnabled ?? false,
+      });
+    } catch (err) {
+      this.log.error({ err }, 'no RTP session for the call');
+      return { status: 'failed', endCallReason: 'no_channels', endAt: now };
+    }
+    const participant = this.writer.addParticipant({
+      type: 'trunk',
+      role: 'Contact',
+      deviceKind: 'trunk',
+      status: 'invited',
+      invitedAt: now,
+      phoneNumber: number,
+      rtpPort: media.localPort,
+      initiator: false,
+    });
+    const attemptIndex = this.writer.addAttempt({ number, startedAt: now });
+    const attempt = new CallAttempt(
+      this.writer,
+      this.deps.signaling,
+      media,
+      this.deps.timers,
+      this.log,
+      participant,
+      {
+        ringTimeoutMs:
+          1000 *
+          (agent?.outgoing.ringTimeoutSeconds ?? this.deps.settings.defaultRingTimeoutSeconds),
+        maxDurationMs:
+          1000 *
+          (agent?.outgoing.maxDurationSeconds ?? this.deps.settings.defaultMaxDurationSeconds),
+        planSecondsLeft:
+          this.deps.store.companies.getPlan(this.writer.current.companyId)?.secondsRemaining ??
+          null,
+      },
+    );
+    this.attempt = attempt;
+    if (this.stopReason) attempt.end(this.stopReason);
+    else attempt.start(trunk, number, (this.writer.current.callerId as string | null) ?? null);
+
+    const outcome = await attempt.outcome;
+    this.attempt = undefined;
+    const closed = await this.closeMedia(media);
+    const withMedia: AttemptOutcome = {
+      ...outcome,
+      ...(closed ? { networkQuality: closed.networkQuality } : {}),
+      ...(closed?.recording ? { recordingFileId: closed.recording.fileId } : {}),
+    };
+    this.writer.updateAttempt(attemptIndex, {
+      endedAt: outcome.endAt,
+      status: outcome.status,
+      endCallReason: outcome.endCallReason,
+      ...(outcome.sipFailure ? { sipFailure: outcome.sipFailure } : {}),
+    });
+    return withMedia;
+  }
+
+  /** Closes the media session; a media fault never keeps the record from finishing. */
+  private async closeMedia(
+    media: MediaLeg,
+  ): Promise<Awaited<ReturnType<MediaLeg['close']>> | undefined> {
+    let timer: unknown;
+    const timeout = new Promise<undefined>(
+      (resolve) =>
+        (timer = this.deps.timers.setTimeout(() => resolve(undefined), MEDIA_CLOSE_TIMEOUT_MS)),
+    );
+    try {
+      const closed = await Promise.race([media.close(), timeout]);
+      if (!closed) this.log.error('media session did not close in time');
+      return closed;
+    } catch (err) {
+      this.log.error({ err }, 'media session failed to close');
+      return undefined;
+    } finally {
+      this.deps.timers.clearTimeout(timer);
+    }
+  }
+
+  /** Plan limits checked again when dialing (DESIGN: at dial time as well as request time). */
+  private dialTimeLimit(): string | undefined {
+    const { store } = this.deps;
+    const rec = this.writer.current;
+    const plan = store.companies.getPlan(rec.companyId);
+    if (!plan) return undefined;
+    if (plan.secondsRemaining !== null && plan.secondsRemaining <= 0)
+      return 'no_seconds_available_in_plan';
+    if (plan.maxChannels !== null) {
+      const live =
+        store.calls.countByStatus(rec.companyId, LIVE_STATUSES) -
+        (LIVE_STATUSES.includes(rec.status as never) ? 1 : 0);
+      if (live >= plan.maxChannels) return 'no_channels_available_in_plan';
+    }
+    return undefined;
+  }
+
+  private finish(outcome: AttemptOutcome): CallRecord {
+    const rec = this.writer.current;
+    const startAt = outcome.startAt;
+    const duration = startAt
+      ? Math.max(0, Math.round((Date.parse(outcome.endAt) - Date.parse(startAt)) / 1000))
+      : 0;
+    const trunk = rec.sipTrunkId
+      ? this.deps.store.sipTrunks.getById(rec.sipTrunkId as string)
+      : undefined;
+    const totalCost = round6(((trunk?.ratePerMinute ?? 0) * duration) / 60);
+    this.writer.status(outcome.status, {
+      endCallReason: outcome.endCallReason,
+      ...(outcome.sipFailure ? { sipFailure: outcome.sipFailure } : {}),
+      ...(startAt ? { startAt } : {}),
+      endAt: outcome.endAt,
+      duration,
+      totalCost,
+      active: false,
+      ...(outcome.networkQuality ? { networkQuality: outcome.networkQuality } : {}),
+      ...(outcome.recordingFileId ? { recordingFileId: outcome.recordingFileId } : {}),
+      ...(this.stopCause ? { endedBy: this.stopCause } : {}),
+    });
+    if (duration > 0 || totalCost > 0)
+      this.deps.store.companies.charge(rec.companyId, duration, totalCost, outcome.endAt);
+    this.log.info(
+      { status: outcome.status, endCallReason: outcome.endCallReason, duration },
+      'call finished',
+    );
+    return this.writer.current;
+  }
+}
+
+function round6(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}

@@ -1,0 +1,61 @@
+// What the calls domain needs from the RTP layer (src/media fits it).
+
+export interface NetworkQuality {
+  packetsReceived: number;
+  packetsLost: number;
+  lossPct: number;
+  packetsOutOfOrder: number;
+  jitterMs: number;
+  farEnd?: {
+    reports: number;
+    lossPct: number;
+    worstLossPct: number;
+    packetsLost: number;
+    jitter: number;
+  };
+}
+
+export interface NegotiatedMedia {
+  codec: string;
+  remoteAddress: string;
+  remotePort: number;
+}
+
+export interface ReceivedFrame {
+  ulaw: Buffer;
+  mediaTimeMs: number;
+  receivedAt: number;
+}
+
+export interface MediaLegEvents {
+  dtmf: { digit: string };
+  mark: string;
+  stats: NetworkQuality;
+  inactive: { silentForMs: number };
+}
+
+export interface MediaLeg {
+  readonly localPort: number;
+  readonly localAddress: string;
+  createOffer(): string;
+  /** Throws an error whose `code` is no_selected_codec, no_remote_rtp_address, no_remote_rtp_port or sdp_error. */
+  applyAnswer(sdp: string): NegotiatedMedia;
+  answerOffer(sdp: string): string;
+  onAudio(handler: (frame: ReceivedFrame) => void): void;
+  enqueue(audio: Uint8Array | Int16Array, sampleRate?: number): number;
+  mark(name: string): void;
+  clear(): { droppedMs: number; droppedMarks: string[] };
+  sendDtmf(digits: string): void;
+  stats(): NetworkQuality;
+  on(event: 'dtmf', listener: (e: MediaLegEvents['dtmf']) => void): unknown;
+  on(event: 'mark', listener: (name: string) => void): unknown;
+  on(event: 'stats', listener: (q: NetworkQuality) => void): unknown;
+  on(event: 'inactive', listener: (e: MediaLegEvents['inactive']) => void): unknown;
+  close(
+    reason?: string,
+  ): Promise<{ networkQuality: NetworkQuality; recording: { fileId: string } | null }>;
+}
+
+export interface MediaPort {
+  createSession(options?: { record?: boolean; inactivityTimeoutSec?: number }): Promise<MediaLeg>;
+}

@@ -21,7 +21,7 @@ export class SqliteCallHistoryRepository {
         WHERE n.company_id = ? AND n.phone_number = ? AND c.modified_at >= ?
         ORDER BY c.created_at, c.id`),
       sameAgentSince: db.prepare(`SELECT id FROM calls
-        WHERE company_id = ? AND phone_number = ? AND agent_id IS ? AND created_at >= ?
+        WHERE company_id = ? AND phone_number = ? AND agent_id IS ? AND created_at > ?
         ORDER BY created_at DESC, id LIMIT 1`),
     };
   }
@@ -43,7 +43,7 @@ export class SqliteCallHistoryRepository {
     return this.load(ids);
   }
 
-  /** The latest record for this number and agent created at or after `since`. */
+  /** The latest record for this number and agent created after `since`. */
   latestWithAgentSince(
     companyId: string,
     phoneNumber: string,

@@ -10,7 +10,7 @@ export interface CallHistory {
   openForNumber(companyId: string, phoneNumber: string, statuses: readonly string[]): CallRecord[];
   /** Records that may have dialed the number and changed at or after `since` (ISO). */
   touchedSince(companyId: string, phoneNumber: string, since: string): CallRecord[];
-  /** Latest record for number + agent created at or after `since` (ISO). */
+  /** Latest record for number + agent created after `since` (ISO). */
   latestWithAgentSince(
     companyId: string,
     phoneNumber: string,

@@ -71,9 +71,11 @@ export function nextAllowedInstant(
   active: ActiveRules,
 ): AllowedInstant | undefined {
   const chosen = effectiveZones(dest, rules, from, active);
+  if (!active.time && !active.day) {
+    return { at: from, zones: chosen?.zones ?? [], zoneSource: chosen?.source ?? 'number' };
+  }
   if (!chosen) return undefined;
   const base = { zones: chosen.zones, zoneSource: chosen.source };
-  if (!active.time && !active.day) return { at: from, ...base };
   for (let day = 0; day < SEARCH_HORIZON_DAYS; day += SEARCH_CHUNK_DAYS) {
     const a = from + day * DAY_MS;
     const b = a + SEARCH_CHUNK_DAYS * DAY_MS;

@@ -1,56 +1,28 @@
 import { randomInt } from 'node:crypto';
 import type { RemoteInfo, Socket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
-import { ALAW_TO_ULAW, decodeAlaw, decodeUlaw, encodeUlaw, transcode } from './g711.js';
-import type { MediaClock } from './media-clock.js';
+import { AgentAudioEncoder } from './agent-audio-encoder.js';
+import { decodeAlaw, decodeUlaw } from './g711.js';
 import { MediaError } from './media-error.js';
 import type {
+  MediaSessionResources,
+  MediaSessionSettings,
   MediaCloseResult,
   MediaCounters,
   MediaSessionEvents,
   NetworkQuality,
   ReceivedAudioFrame,
 } from './media-types.js';
-import type { PacingClock, PacingHandle } from './pacing-clock.js';
+import type { PacingHandle } from './pacing-clock.js';
 import { PlayoutQueue, type ClearResult } from './playout-queue.js';
-import { ReceiveStatistics } from './receive-statistics.js';
-import { Resampler } from './resampler.js';
 import { RtcpSessionState } from './rtcp-session-state.js';
 import { FRAME_SAMPLES, RtpFrameBuilder } from './rtp-frame-builder.js';
 import { createRtpHeader, isRtcpInMux, parseRtpPacket, RTP_HEADER_SIZE } from './rtp-packet.js';
+import { RtpReceiver } from './rtp-receiver.js';
 import { RtpTransmitter } from './rtp-transmitter.js';
-import { negotiateRemoteSdp, writeLocalSdp } from './sdp-negotiation.js';
-import type { AudioCodecName, MediaDirection, NegotiatedMedia } from './sdp-types.js';
-import { dtmfEventToDigit, parseTelephoneEvent } from './telephone-event.js';
-import { TelephoneEventReceiver } from './telephone-event-receiver.js';
+import { SessionSdp } from './session-sdp.js';
+import type { MediaDirection, NegotiatedMedia } from './sdp-types.js';
 import { TelephoneEventSender } from './telephone-event-sender.js';
-import type { WavRecorder } from './wav-recorder.js';
-
-/** Per-session settings; the engine fills them from its config. */
-export interface MediaSessionSettings {
-  advertisedAddress: string;
-  codecs: readonly AudioCodecName[];
-  telephoneEventPayloadType: number | null;
-  offerRtcpMux: boolean;
-  symmetricRtp: boolean;
-  inactivityTimeoutSec: number;
-  rtcpIntervalMs: number;
-  statsIntervalMs: number;
-  playoutQueueMaxMs: number;
-  dtmfDurationMs: number;
-  dtmfGapMs: number;
-  cname: string;
-}
-
-export interface MediaSessionResources {
-  port: number;
-  rtp: Socket;
-  rtcp: Socket;
-  pacing: PacingClock;
-  clock: MediaClock;
-  recorder: WavRecorder | null;
-  release: () => void;
-}
 
 /**
  * One call's RTP/RTCP session on a bound port pair. Sends one packet per
@@ -65,8 +37,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   readonly ssrc = randomInt(1, 0xffffffff) >>> 0;
   private readonly settings: MediaSessionSettings;
   private readonly r: MediaSessionResources;
-  private readonly sessionId = String(randomInt(1, 2 ** 47));
-  private sessionVersion = 0;
+  private readonly sdp: SessionSdp;
   private negotiated: NegotiatedMedia | null = null;
   private readonly tx: RtpTransmitter;
   private rtcpAddress = '';
@@ -79,7 +50,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   private readonly tsBase = randomInt(0, 0xffffffff) >>> 0;
   private startFrame = -1;
   private lastTimestamp = 0;
-  private readonly resamplers = new Map<number, Resampler>();
+  private readonly encoder = new AgentAudioEncoder();
   private nearPcm: Int16Array | null = null;
   private packetsSent = 0;
   private octetsSent = 0;
@@ -88,26 +59,12 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
 
   // receiving
   private readonly header = createRtpHeader();
-  private rxStats = new ReceiveStatistics();
-  private remoteSsrc = -1;
-  private firstRxTimestamp = 0;
-  private readonly rxEventPayloadTypes = new Set<number>();
-  private readonly dtmfIn = new TelephoneEventReceiver();
+  private readonly rx: RtpReceiver;
   private audioHandler: (frame: ReceivedAudioFrame) => void = () => {};
-  private readonly frame: ReceivedAudioFrame = {
-    payload: Buffer.alloc(0),
-    ulaw: Buffer.alloc(0),
-    codec: 'PCMU',
-    sequenceNumber: 0,
-    timestamp: 0,
-    mediaTimeMs: 0,
-    marker: false,
-    receivedAt: 0,
-  };
-  private lastRxAt: number;
+  /** Inactivity counts from the later of the last packet and the last media change. */
+  private mediaChangedAt: number;
   private inactiveReported = false;
   private malformed = 0;
-  private unknownPayloadType = 0;
 
   private readonly rtcpState: RtcpSessionState;
   private readonly rtcpBuf = Buffer.alloc(1500);
@@ -124,6 +81,14 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     this.localPort = resources.port;
     this.localAddress = settings.advertisedAddress;
     this.tx = new RtpTransmitter(resources.rtp, settings.symmetricRtp);
+    this.sdp = new SessionSdp({
+      address: settings.advertisedAddress,
+      port: resources.port,
+      codecs: settings.codecs,
+      telephoneEventPayloadType: settings.telephoneEventPayloadType,
+      ptime: resources.pacing.frameMs,
+      offerRtcpMux: settings.offerRtcpMux,
+    });
     this.queue = new PlayoutQueue(Math.round(settings.playoutQueueMaxMs * 8));
     const frameMs = resources.pacing.frameMs;
     this.dtmfOut = new TelephoneEventSender(
@@ -133,9 +98,16 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     );
     this.frames = new RtpFrameBuilder(this.ssrc, randomInt(0, 0x10000), this.queue, this.dtmfOut);
     this.rtcpState = new RtcpSessionState(settings.cname);
-    this.lastRxAt = resources.clock.now();
+    this.mediaChangedAt = resources.clock.now();
+    this.rx = new RtpReceiver(
+      {
+        audio: (frame) => this.audioHandler(frame),
+        dtmf: (digit) => this.emit('dtmf', digit),
+      },
+      resources.recorder,
+    );
     if (settings.telephoneEventPayloadType !== null) {
-      this.rxEventPayloadTypes.add(settings.telephoneEventPayloadType);
+      this.rx.acceptEvents(settings.telephoneEventPayloadType);
     }
     resources.rtp.on('message', this.onRtpDatagram);
     resources.rtcp.on('message', this.onRtcpDatagram);
@@ -157,26 +129,12 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
 
   /** Our SDP offer (codecs and order from config, ptime 20, telephone-event). */
   createOffer(): string {
-    return writeLocalSdp({
-      address: this.localAddress,
-      port: this.localPort,
-      codecs: this.settings.codecs,
-      telephoneEventPayloadType: this.settings.telephoneEventPayloadType,
-      ptime: this.r.pacing.frameMs,
-      rtcpMux: this.settings.offerRtcpMux,
-      direction: 'sendrecv',
-      sessionId: this.sessionId,
-      sessionVersion: this.sessionVersion++,
-    });
+    return this.sdp.offer();
   }
 
   /** Applies the far end's answer to our offer. Throws MediaError (the four SDP codes). */
   applyAnswer(sdp: string): NegotiatedMedia {
-    const n = negotiateRemoteSdp(sdp, 'answer', {
-      codecs: this.settings.codecs,
-      telephoneEvents: this.settings.telephoneEventPayloadType !== null,
-      rtcpMux: this.settings.offerRtcpMux,
-    });
+    const n = this.sdp.readAnswer(sdp);
     this.apply(n);
     return n;
   }
@@ -187,24 +145,9 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
    * nothing in the offer is acceptable (the session keeps its old media).
    */
   answerOffer(sdp: string): string {
-    const n = negotiateRemoteSdp(sdp, 'offer', {
-      codecs: this.settings.codecs,
-      telephoneEvents: this.settings.telephoneEventPayloadType !== null,
-      rtcpMux: true,
-    });
+    const n = this.sdp.readOffer(sdp);
     this.apply(n);
-    const local = {
-      address: this.localAddress,
-      port: this.localPort,
-      codecs: this.settings.codecs,
-      telephoneEventPayloadType: n.telephoneEventPayloadType,
-      ptime: this.r.pacing.frameMs,
-      rtcpMux: n.rtcpMux,
-      direction: n.direction,
-      sessionId: this.sessionId,
-      sessionVersion: this.sessionVersion++,
-    };
-    return writeLocalSdp(local, n);
+    return this.sdp.answer(n);
   }
 
   private apply(n: NegotiatedMedia): void {
@@ -219,10 +162,10 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       this.rtcpPort = n.rtcpMux ? n.remotePort : n.remoteRtcpPort;
     }
     const te = n.telephoneEventPayloadType;
-    if (te !== null) this.rxEventPayloadTypes.add(te);
+    if (te !== null) this.rx.acceptEvents(te);
     const now = this.r.clock.now();
     if (!prev || moved || prev.direction !== n.direction) {
-      this.lastRxAt = now; // inactivity counts from the new media
+      this.mediaChangedAt = now; // inactivity counts from the new media
       this.inactiveReported = false;
     }
     if (this.nextRtcpAt === 0) this.nextRtcpAt = now + this.rtcpInterval();
@@ -249,22 +192,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
    * Returns the milliseconds accepted (less than given when the queue is full).
    */
   enqueue(audio: Uint8Array | Int16Array, sampleRate = 8000): number {
-    if (!(audio instanceof Int16Array)) return this.queue.push(audio) / 8;
-    let pcm = audio;
-    if (sampleRate !== 8000) {
-      let rs = this.resamplers.get(sampleRate);
-      if (!rs) {
-        if (sampleRate !== 16000 && sampleRate !== 24000) {
-          throw new MediaError('unsupported_audio_format', `PCM at ${sampleRate} Hz`);
-        }
-        rs = new Resampler(sampleRate, 8000);
-        this.resamplers.set(sampleRate, rs);
-      }
-      pcm = rs.process(audio);
-    }
-    const ulaw = Buffer.allocUnsafe(pcm.length);
-    encodeUlaw(pcm, ulaw);
-    return this.queue.push(ulaw) / 8;
+    return this.queue.push(this.encoder.toUlaw(audio, sampleRate)) / 8;
   }
 
   /** Reports `name` with a 'mark' event once the audio queued so far has been sent. */
@@ -298,7 +226,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
 
   /** The call record's networkQuality, spec shape. */
   stats(): NetworkQuality {
-    const rx = this.rxStats.counters();
+    const rx = this.rx.stats.counters();
     const q: NetworkQuality = {
       packetsReceived: rx.packetsReceived,
       packetsLost: rx.packetsLost,
@@ -312,7 +240,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   }
 
   counters(): MediaCounters {
-    const rx = this.rxStats.counters();
+    const rx = this.rx.stats.counters();
     return {
       packetsSent: this.packetsSent,
       octetsSent: this.octetsSent,
@@ -322,7 +250,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       packetsDuplicated: rx.packetsDuplicated,
       malformedPackets: this.malformed + this.rtcpState.malformed,
       foreignPackets: this.tx.foreignPackets,
-      unknownPayloadType: this.unknownPayloadType,
+      unknownPayloadType: this.rx.unknownPayloadType,
       rtcpSent: this.rtcpSent,
       rtcpReceived: this.rtcpState.reportsReceived,
       queuedMs: this.queue.queuedBytes / 8,
@@ -385,9 +313,12 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     }
     const expectRtp = this.direction === 'sendrecv' || this.direction === 'recvonly';
     const timeoutMs = this.settings.inactivityTimeoutSec * 1000;
-    if (expectRtp && timeoutMs > 0 && !this.inactiveReported && now - this.lastRxAt >= timeoutMs) {
+    const silentFor = now - Math.max(this.rx.lastPacketAt, this.mediaChangedAt);
+    if (silentFor < timeoutMs)
+      this.inactiveReported = false; // packets resumed
+    else if (expectRtp && timeoutMs > 0 && !this.inactiveReported) {
       this.inactiveReported = true;
-      this.emit('inactive', { silentForMs: now - this.lastRxAt });
+      this.emit('inactive', { silentForMs: silentFor });
     }
   }
 
@@ -403,7 +334,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
             octetCount: this.octetsSent >>> 0,
           }
         : null;
-    const rx = this.remoteSsrc >= 0 ? { stats: this.rxStats, ssrc: this.remoteSsrc } : null;
+    const rx = this.rx.remoteSsrc >= 0 ? { stats: this.rx.stats, ssrc: this.rx.remoteSsrc } : null;
     const { clock } = this.r;
     const len = this.rtcpState.writeReport(
       this.rtcpBuf,
@@ -436,64 +367,14 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     if (n) {
       const source = this.tx.accept(rinfo);
       if (source === 'foreign') return;
-      if (source === 'latched') {
-        if (!n.rtcpMux && this.rtcpAddress === n.remoteRtcpAddress)
-          this.rtcpAddress = rinfo.address;
-        this.emit('latched', { address: rinfo.address, port: rinfo.port });
-      }
+      if (source === 'latched') this.onLatched(n, rinfo);
     }
-    const now = this.r.clock.now();
-    if (h.ssrc !== this.remoteSsrc) {
-      if (this.remoteSsrc >= 0) this.rxStats = new ReceiveStatistics(); // §8.2: a new source
-      this.remoteSsrc = h.ssrc;
-      this.firstRxTimestamp = h.timestamp;
-    }
-    const pt = h.payloadType;
-    const isEvent = this.rxEventPayloadTypes.has(pt);
-    if (!isEvent && pt !== 0 && pt !== 8) {
-      this.unknownPayloadType++;
-      return;
-    }
-    if (!this.rxStats.onPacket(h.sequenceNumber, now, isEvent ? undefined : h.timestamp)) return;
-    this.lastRxAt = now;
-    this.inactiveReported = false;
-    if (isEvent) this.onTelephoneEvent(msg);
-    else this.onAudioPacket(msg, pt === 8, now);
+    this.rx.onPacket(msg, h, this.r.clock.now());
   };
 
-  private onTelephoneEvent(msg: Buffer): void {
-    const h = this.header;
-    const ev = parseTelephoneEvent(msg, h.payloadOffset, h.payloadLength);
-    const fresh = ev && this.dtmfIn.onPacket(h.timestamp, ev.event);
-    const digit = fresh ? dtmfEventToDigit(fresh.event) : undefined;
-    if (fresh && digit) this.emit('dtmf', { digit, event: fresh.event, timestamp: h.timestamp });
-  }
-
-  private onAudioPacket(msg: Buffer, pcma: boolean, now: number): void {
-    const h = this.header;
-    const payload = msg.subarray(h.payloadOffset, h.payloadOffset + h.payloadLength);
-    let ulaw = payload;
-    if (pcma) {
-      ulaw = Buffer.allocUnsafe(payload.length);
-      transcode(ALAW_TO_ULAW, payload, ulaw);
-    }
-    if (this.r.recorder) {
-      const pcm = new Int16Array(payload.length);
-      if (pcma) decodeAlaw(payload, pcm);
-      else decodeUlaw(payload, pcm);
-      this.r.recorder.far(pcm);
-    }
-    // one frame object per session, refilled per packet: valid during the call only
-    const f = this.frame;
-    f.payload = payload;
-    f.ulaw = ulaw;
-    f.codec = pcma ? 'PCMA' : 'PCMU';
-    f.sequenceNumber = this.rxStats.extendedHighestSeq;
-    f.timestamp = h.timestamp;
-    f.mediaTimeMs = (((h.timestamp - this.firstRxTimestamp) >>> 0) / 8) | 0;
-    f.marker = h.marker;
-    f.receivedAt = now;
-    this.audioHandler(f);
+  private onLatched(n: NegotiatedMedia, rinfo: RemoteInfo): void {
+    if (!n.rtcpMux && this.rtcpAddress === n.remoteRtcpAddress) this.rtcpAddress = rinfo.address;
+    this.emit('latched', { address: rinfo.address, port: rinfo.port });
   }
 
   private readonly onRtcpDatagram = (msg: Buffer, rinfo: RemoteInfo): void => {

@@ -1,6 +1,9 @@
+import type { Socket } from 'node:dgram';
+import type { MediaClock } from './media-clock.js';
+import type { PacingClock } from './pacing-clock.js';
 import type { FarEndQuality } from './rtcp-session-state.js';
 import type { AudioCodecName } from './sdp-types.js';
-import type { RecordingResult } from './wav-recorder.js';
+import type { RecordingResult, WavRecorder } from './wav-recorder.js';
 
 /** The call record's `networkQuality`, in exactly the spec's shape. */
 export interface NetworkQuality {
@@ -82,4 +85,30 @@ export interface MediaSessionEvents {
   latched: [{ address: string; port: number }];
   /** A socket error; the session keeps running. */
   error: [Error];
+}
+
+/** Per-session settings; the engine fills them from its config. */
+export interface MediaSessionSettings {
+  advertisedAddress: string;
+  codecs: readonly AudioCodecName[];
+  telephoneEventPayloadType: number | null;
+  offerRtcpMux: boolean;
+  symmetricRtp: boolean;
+  inactivityTimeoutSec: number;
+  rtcpIntervalMs: number;
+  statsIntervalMs: number;
+  playoutQueueMaxMs: number;
+  dtmfDurationMs: number;
+  dtmfGapMs: number;
+  cname: string;
+}
+
+export interface MediaSessionResources {
+  port: number;
+  rtp: Socket;
+  rtcp: Socket;
+  pacing: PacingClock;
+  clock: MediaClock;
+  recorder: WavRecorder | null;
+  release: () => void;
 }

@@ -38,6 +38,8 @@ export class ReceiveStatistics {
   /** Jitter in timestamp units (A.8 keeps it as a float, reports it rounded). */
   private jitter = 0;
   private readonly seen = new Float64Array(WINDOW).fill(-1);
+  /** Extended sequence number of the packet last accepted by `onPacket`. */
+  lastExtendedSeq = 0;
 
   /** `clockRate` is the RTP timestamp rate (8000 for G.711). */
   constructor(private readonly clockRate = 8000) {}
@@ -80,12 +82,14 @@ export class ReceiveStatistics {
         }
         this.outOfOrder++;
         this.markSeen(ext);
+        this.lastExtendedSeq = ext;
         this.received++;
         this.updateJitter(arrivalMs, timestamp);
         return true;
       }
     }
     this.markSeen(this.cycles + this.maxSeq);
+    this.lastExtendedSeq = this.cycles + this.maxSeq;
     this.received++;
     this.updateJitter(arrivalMs, timestamp);
     return true;

@@ -3,8 +3,10 @@
  * `MediaPort` interface, structurally satisfied by `MediaEngine` and
  * `MediaSession`. Nothing here imports sip/, calls/, api/, store/ or agent/.
  */
-export { DEFAULT_MEDIA_CONFIG, MediaEngine } from './media-engine.js';
-export type { CreateSessionOptions, MediaConfig } from './media-engine.js';
+export { MediaEngine } from './media-engine.js';
+export type { CreateSessionOptions } from './media-engine.js';
+export { DEFAULT_MEDIA_CONFIG } from './media-config.js';
+export type { MediaConfig } from './media-config.js';
 export { MediaSession } from './media-session.js';
 export { MediaError } from './media-error.js';
 export type { MediaErrorCode } from './media-error.js';

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:dgram';
 import type { MediaClock } from './media-clock.js';
+import type { MediaConfig } from './media-config.js';
 import type { PacingClock } from './pacing-clock.js';
 import type { FarEndQuality } from './rtcp-session-state.js';
 import type { AudioCodecName } from './sdp-types.js';
@@ -87,21 +88,21 @@ export interface MediaSessionEvents {
   error: [Error];
 }
 
-/** Per-session settings; the engine fills them from its config. */
-export interface MediaSessionSettings {
-  advertisedAddress: string;
-  codecs: readonly AudioCodecName[];
-  telephoneEventPayloadType: number | null;
-  offerRtcpMux: boolean;
-  symmetricRtp: boolean;
-  inactivityTimeoutSec: number;
-  rtcpIntervalMs: number;
-  statsIntervalMs: number;
-  playoutQueueMaxMs: number;
-  dtmfDurationMs: number;
-  dtmfGapMs: number;
-  cname: string;
-}
+/** Per-session settings: the engine's config (per-call overrides applied) and a CNAME. */
+export type MediaSessionSettings = Pick<
+  MediaConfig,
+  | 'advertisedAddress'
+  | 'codecs'
+  | 'telephoneEventPayloadType'
+  | 'offerRtcpMux'
+  | 'symmetricRtp'
+  | 'inactivityTimeoutSec'
+  | 'rtcpIntervalMs'
+  | 'statsIntervalMs'
+  | 'playoutQueueMaxMs'
+  | 'dtmfDurationMs'
+  | 'dtmfGapMs'
+> & { cname: string };
 
 export interface MediaSessionResources {
   port: number;

@@ -34,6 +34,36 @@ async function newSession(): Promise<MediaSession> {
   return engine.createSession();
 }
 
+/** Our session answers SIPp's INVITE (mini UAS); SIPp runs `xml` as UAC and hangs up. */
+async function sippCallsUs(
+  session: MediaSession,
+  xml: string,
+  timeoutSec: number,
+): Promise<{ code: number | null; output: string }> {
+  const uas = await MiniSipUas.start((offer) => session.answerOffer(offer));
+  cleanups.push(() => uas.close());
+  const byeSeen = new Promise<void>((r) => uas.once('bye', r));
+  sipp = await startSipp(
+    [
+      '-sf',
+      scenario(xml),
+      '-i',
+      '127.0.0.1',
+      '-p',
+      String(await freeUdpPort()),
+      '-mp',
+      String(await freeUdpPort([2])),
+      '-m',
+      '1',
+      `127.0.0.1:${uas.port}`,
+    ],
+    timeoutSec,
+  );
+  const result = await sipp.exited;
+  if (result.code === 0) await byeSeen;
+  return result;
+}
+
 describe('media against SIPp', () => {
   it('SIPp UAS with -rtp_echo returns our audio to us byte for byte', async () => {
     const session = await newSession();
@@ -89,8 +119,6 @@ describe('media against SIPp', () => {
 
   it('SIPp UAC playing g711a.pcap: 236 PCMA packets arrive, none lost', async () => {
     const session = await newSession();
-    const uas = await MiniSipUas.start((offer) => session.answerOffer(offer));
-    cleanups.push(() => uas.close());
     let frames = 0;
     let bytes = 0;
     session.onAudio((f) => {
@@ -98,25 +126,7 @@ describe('media against SIPp', () => {
       bytes += f.payload.length;
       expect(f.codec).toBe('PCMA');
     });
-    const byeSeen = new Promise<void>((r) => uas.once('bye', r));
-    sipp = await startSipp(
-      [
-        '-sf',
-        scenario('uac-plays-g711a-pcap.xml'),
-        '-i',
-        '127.0.0.1',
-        '-p',
-        String(await freeUdpPort()),
-        '-mp',
-        String(await freeUdpPort([2])),
-        '-m',
-        '1',
-        `127.0.0.1:${uas.port}`,
-      ],
-      25,
-    );
-    const result = await sipp.exited;
-    await byeSeen;
+    const result = await sippCallsUs(session, 'uac-plays-g711a-pcap.xml', 25);
     expect(result.code, result.output).toBe(0);
     expect(session.media?.codec).toBe('PCMA');
     expect(frames).toBe(236);
@@ -132,29 +142,9 @@ describe('media against SIPp', () => {
 
   it('SIPp UAC playing the RFC 2833 captures: digits 1 5 9 * # reported once each', async () => {
     const session = await newSession();
-    const uas = await MiniSipUas.start((offer) => session.answerOffer(offer));
-    cleanups.push(() => uas.close());
     const digits: string[] = [];
     session.on('dtmf', (d) => digits.push(d.digit));
-    const byeSeen = new Promise<void>((r) => uas.once('bye', r));
-    sipp = await startSipp(
-      [
-        '-sf',
-        scenario('uac-plays-dtmf-pcaps.xml'),
-        '-i',
-        '127.0.0.1',
-        '-p',
-        String(await freeUdpPort()),
-        '-mp',
-        String(await freeUdpPort([2])),
-        '-m',
-        '1',
-        `127.0.0.1:${uas.port}`,
-      ],
-      20,
-    );
-    const result = await sipp.exited;
-    await byeSeen;
+    const result = await sippCallsUs(session, 'uac-plays-dtmf-pcaps.xml', 20);
     expect(result.code, result.output).toBe(0);
     expect(session.media?.telephoneEventPayloadType).toBe(101);
     expect(digits).toEqual(['1', '5', '9', '*', '#']);

@@ -27,9 +27,9 @@ export interface Gateway {
   trunk(port: number, extra?: Record<string, unknown>): Promise<string>;
   /** Initiates a call (protections overridden unless given) and returns its callId. */
   call(trunkId: string, number: string, extra?: Record<string, unknown>): Promise<string>;
-  get(callId: string): Promise<any>;
+  get(callId: string, key?: string): Promise<any>;
   /** Polls the record until it reaches `status` (or any final status). */
-  waitFor(callId: string, status?: string, timeoutMs?: number): Promise<any>;
+  waitFor(callId: string, status?: string, timeoutMs?: number, key?: string): Promise<any>;
   stop(): Promise<number | null>;
 }
 
@@ -58,7 +58,11 @@ export async function startGateway(
   if (created.status !== 201) throw new Error(`agent: ${JSON.stringify(created.json)}`);
   const agentId = created.json.id as string;
 
-  const get = async (callId: string) => (await api('GET', `/api/v1/phones/calls/${callId}`)).json;
+  const get = async (callId: string, key?: string) => {
+    const res = await api('GET', `/api/v1/phones/calls/${callId}`, undefined, key);
+    if (res.status !== 200) throw new Error(`GET call ${res.status}: ${JSON.stringify(res.json)}`);
+    return res.json;
+  };
   return {
     daemon,
     agentId,
@@ -90,11 +94,11 @@ export async function startGateway(
       return res.json.callId as string;
     },
     get,
-    waitFor: async (callId, status, timeoutMs = 20_000) => {
+    waitFor: async (callId, status, timeoutMs = 20_000, key) => {
       const until = Date.now() + timeoutMs;
       let last: any;
       while (Date.now() < until) {
-        last = await get(callId);
+        last = await get(callId, key);
         if (status ? last.status === status : FINAL.has(last.status)) return last;
         if (status && FINAL.has(last.status))
           throw new Error(

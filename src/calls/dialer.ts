@@ -1,8 +1,6 @@
 // Runs accepted calls: one CallSession each, live ones tracked by record id
 // so the hangup API and shutdown can reach them; a watchdog ends any call
 // left in a non-final status past its limits (call_stuck).
-import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
 import type { CallRecord } from '../store/call-repository.js';
 import type { Store } from '../store/store.js';
 import type { CallDispatcher } from './call-service.js';

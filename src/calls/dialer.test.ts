@@ -148,7 +148,7 @@ beforeEach(() => {
       recordingEnabled: false,
       voicemailDetection: false,
     },
-  });
+  }).id;
   legs = [];
   medias = [];
   dialer = new Dialer({

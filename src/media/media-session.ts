@@ -52,6 +52,11 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   private lastTimestamp = 0;
   private readonly encoder = new AgentAudioEncoder();
   private nearPcm: Int16Array | null = null;
+  /** The negotiated send parameters, flattened for the per-frame path (−1: none yet). */
+  private sendPayloadType = -1;
+  private sendEventPayloadType: number | null = null;
+  private sendAlaw = false;
+  private sending = false;
   private packetsSent = 0;
   private octetsSent = 0;
   private audioFramesSent = 0;
@@ -163,6 +168,10 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     }
     const te = n.telephoneEventPayloadType;
     if (te !== null) this.rx.acceptEvents(te);
+    this.sendPayloadType = n.payloadType;
+    this.sendEventPayloadType = te;
+    this.sendAlaw = n.codec === 'PCMA';
+    this.sending = n.direction === 'sendrecv' || n.direction === 'sendonly';
     const now = this.r.clock.now();
     if (!prev || moved || prev.direction !== n.direction) {
       this.mediaChangedAt = now; // inactivity counts from the new media
@@ -267,19 +276,21 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     const ts = (this.tsBase + (frame - this.startFrame) * FRAME_SAMPLES) >>> 0;
     this.lastTimestamp = ts;
     if ((frame & 15) === 0) this.housekeeping();
-    const n = this.negotiated;
-    if (!n) return;
-    if (n.direction !== 'sendrecv' && n.direction !== 'sendonly') {
+    if (this.sendPayloadType < 0) return; // no remote media yet
+    if (!this.sending) {
       this.frames.skip(ts); // on hold: time passes, nothing is sent
     } else {
-      const alaw = n.codec === 'PCMA';
-      const f = this.frames.build(ts, n.payloadType, alaw, n.telephoneEventPayloadType);
-      this.tx.send(f.packet);
+      const alaw = this.sendAlaw;
+      const f = this.frames.build(ts, this.sendPayloadType, alaw, this.sendEventPayloadType);
+      const packet = f.packet;
+      this.tx.send(packet);
       this.packetsSent++;
-      this.octetsSent += f.packet.length - RTP_HEADER_SIZE;
+      this.octetsSent += packet.length - RTP_HEADER_SIZE;
       if (f.isEvent) this.dtmfPacketsSent++;
-      else if (f.audioBytes > 0) this.audioFramesSent++;
-      if (this.r.recorder && !f.isEvent) this.recordNear(f.packet, alaw);
+      else {
+        if (f.audioBytes > 0) this.audioFramesSent++;
+        if (this.r.recorder) this.recordNear(packet, alaw);
+      }
     }
     if (this.queue.pendingMarks > 0) {
       const due = this.queue.takeDueMarks();

@@ -56,9 +56,10 @@ export class PlayoutQueue {
 
   /**
    * Copies up to `length` bytes of audio into `out` at `offset`, padding
-   * with `silence`; returns the bytes of real audio copied.
+   * with `silence` (unless it is null: the caller pads); returns the bytes
+   * of real audio copied.
    */
-  read(out: Uint8Array, offset: number, length: number, silence: number): number {
+  read(out: Uint8Array, offset: number, length: number, silence: number | null): number {
     let copied = 0;
     while (copied < length && this.queued > 0) {
       const chunk = this.chunks[this.head]!;
@@ -77,7 +78,7 @@ export class PlayoutQueue {
       }
     }
     if (this.head > 64 && this.head * 2 > this.chunks.length) this.compact();
-    if (copied < length) out.fill(silence, offset + copied, offset + length);
+    if (copied < length && silence !== null) out.fill(silence, offset + copied, offset + length);
     this.takenTotal += copied;
     return copied;
   }

@@ -26,6 +26,8 @@ export class RtpFrameBuilder {
   sequenceNumber: number;
   private readonly audio: Buffer[] = [];
   private readonly events: Buffer[] = [];
+  /** Whether a ring buffer's payload is μ-law silence already (no need to fill it again). */
+  private readonly silent: boolean[] = [];
   private next = 0;
   private talking = false;
   private readonly built: BuiltFrame = { packet: Buffer.alloc(0), audioBytes: 0, isEvent: false };
@@ -40,6 +42,7 @@ export class RtpFrameBuilder {
     for (let i = 0; i < RING; i++) {
       this.audio.push(Buffer.alloc(RTP_HEADER_SIZE + FRAME_SAMPLES));
       this.events.push(Buffer.alloc(RTP_HEADER_SIZE + 4));
+      this.silent.push(false);
     }
   }
 
@@ -80,7 +83,11 @@ export class RtpFrameBuilder {
       }
     }
     const buf = this.audio[slot]!;
-    const got = this.queue.read(buf, RTP_HEADER_SIZE, FRAME_SAMPLES, ULAW_SILENCE);
+    const got = this.queue.read(buf, RTP_HEADER_SIZE, FRAME_SAMPLES, null);
+    if (got < FRAME_SAMPLES && !(got === 0 && this.silent[slot])) {
+      buf.fill(ULAW_SILENCE, RTP_HEADER_SIZE + got);
+    }
+    this.silent[slot] = got === 0 && !alaw; // A-law is transcoded in place below
     const marker = got > 0 && !this.talking;
     this.talking = got > 0;
     if (alaw) transcode(ULAW_TO_ALAW, buf.subarray(RTP_HEADER_SIZE), buf, RTP_HEADER_SIZE);
@@ -99,6 +106,8 @@ export class RtpFrameBuilder {
   skip(timestamp: number): void {
     this.talking = false;
     if (this.dtmf.busy && this.dtmf.nextFrame(timestamp)) return;
-    this.queue.read(this.audio[this.next]!, RTP_HEADER_SIZE, FRAME_SAMPLES, ULAW_SILENCE);
+    if (this.queue.read(this.audio[this.next]!, RTP_HEADER_SIZE, FRAME_SAMPLES, null) > 0) {
+      this.silent[this.next] = false;
+    }
   }
 }

@@ -24,7 +24,8 @@ export class RtpReceiver {
   lastPacketAt = -1;
   unknownPayloadType = 0;
   private firstTimestamp = 0;
-  private readonly eventPayloadTypes = new Set<number>();
+  /** 1 for the payload types announced as telephone-event (a table: this is per packet). */
+  private readonly eventPayloadTypes = new Uint8Array(128);
   private readonly events = new TelephoneEventReceiver();
   private readonly frame: ReceivedAudioFrame = {
     payload: Buffer.alloc(0),
@@ -44,7 +45,7 @@ export class RtpReceiver {
 
   /** Payload types announced for telephone-event (ours and the far end's). */
   acceptEvents(payloadType: number): void {
-    this.eventPayloadTypes.add(payloadType);
+    this.eventPayloadTypes[payloadType & 0x7f] = 1;
   }
 
   /** Handles one parsed RTP packet (`h` describes `msg`). */
@@ -55,7 +56,7 @@ export class RtpReceiver {
       this.firstTimestamp = h.timestamp;
     }
     const pt = h.payloadType;
-    const isEvent = this.eventPayloadTypes.has(pt);
+    const isEvent = this.eventPayloadTypes[pt] === 1;
     if (!isEvent && pt !== 0 && pt !== 8) {
       this.unknownPayloadType++;
       return;

@@ -13,8 +13,7 @@ let n = 0;
 const number = () => `+1212555${String(4000 + n++).padStart(4, '0')}`;
 
 beforeAll(async () => {
-  // Short T1 so Timer B (64 × T1) of the unreachable-trunk case is 3.2 s.
-  gw = await startGateway({ GATEWAY_SIP_T1_MS: '50' });
+  gw = await startGateway();
 }, 30_000);
 afterAll(async () => {
   for (const s of sipps) s.kill();
@@ -213,16 +212,22 @@ describe('failure table through the daemon', () => {
   });
 
   it('a trunk that never answers (Timer B) → failed / failed_to_connect', async () => {
-    const silent = await allocatePort();
-    const callId = await gw.call(await gw.trunk(silent), number());
-    const rec = await gw.waitFor(callId, undefined, 15_000);
-    expect(rec).toMatchObject({
-      status: 'failed',
-      endCallReason: 'failed_to_connect',
-      sipFailure: { code: 408 },
-    });
-    expect(rec.participants[0].status).toBe('unreachable');
-  });
+    // Its own daemon with a short T1, so Timer B (64 × T1) is 3.2 s.
+    const own = await startGateway({ GATEWAY_SIP_T1_MS: '50' });
+    try {
+      const silent = await allocatePort();
+      const callId = await own.call(await own.trunk(silent), number());
+      const rec = await own.waitFor(callId, undefined, 15_000);
+      expect(rec).toMatchObject({
+        status: 'failed',
+        endCallReason: 'failed_to_connect',
+        sipFailure: { code: 408 },
+      });
+      expect(rec.participants.find((p: any) => p.type === 'trunk').status).toBe('unreachable');
+    } finally {
+      await own.stop();
+    }
+  }, 30_000);
 
   it('a TCP trunk that refuses the connection → failed / no_voip_connection', async () => {
     const closed = await allocatePort();
@@ -236,6 +241,41 @@ describe('failure table through the daemon', () => {
     const rec = await gw.waitFor(callId, undefined, 15_000);
     expect(rec).toMatchObject({ status: 'failed', endCallReason: 'no_voip_connection' });
   });
+});
+
+describe('trunk monitor', () => {
+  it('a trunk that stops answering OPTIONS is marked offline and refused with sip_trunk_not_found', async () => {
+    const own = await startGateway({
+      GATEWAY_SIP_T1_MS: '50',
+      GATEWAY_SIP_OPTIONS_PING_SECONDS: '1',
+    });
+    try {
+      const trunk = await own.trunk(await allocatePort());
+      const body = {
+        agentId: own.agentId,
+        sipTrunkId: trunk,
+        overrideTimeRestriction: true,
+        overrideDayRestriction: true,
+        useAntiHarassmentProtection: false,
+      };
+      let res;
+      const until = Date.now() + 12_000;
+      do {
+        await new Promise((r) => setTimeout(r, 500));
+        res = await own.api('POST', '/api/v1/phones/calls/initiate-call', {
+          ...body,
+          destinationNumber: number(),
+        });
+      } while (res.status === 200 && Date.now() < until);
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({
+        error: 'sip_trunk_not_found',
+        reason: expect.stringMatching(/offline/),
+      });
+    } finally {
+      await own.stop();
+    }
+  }, 30_000);
 });
 
 describe('plan limits while calls are live', () => {

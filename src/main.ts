@@ -9,6 +9,7 @@ import { Dialer } from './calls/dialer.js';
 import type { MediaPort } from './calls/ports/media-port.js';
 import type { SignalingPort } from './calls/ports/signaling-port.js';
 import { realTimers } from './calls/timers.js';
+import { TrunkHealthTracker } from './calls/trunk-health.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config/config-schema.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
@@ -75,6 +76,17 @@ async function main(): Promise<void> {
     recordingDirectory: config.recording.dir,
   });
 
+  const trunkHealth =
+    config.sip.optionsPingSeconds > 0
+      ? new TrunkHealthTracker(
+          store,
+          sip.startTrunkMonitor({ trunks: [], intervalMs: config.sip.optionsPingSeconds * 1000 }),
+          realTimers,
+          Math.min(10_000, config.sip.optionsPingSeconds * 1000),
+        )
+      : undefined;
+  trunkHealth?.start();
+
   const dialer = new Dialer({
     store,
     clock,
@@ -82,6 +94,7 @@ async function main(): Promise<void> {
     signaling,
     media,
     log: log.child({ component: 'calls' }),
+    trunkHealth,
     settings: {
       defaultRingTimeoutSeconds: config.calls.defaultRingTimeoutSeconds,
       defaultMaxDurationSeconds: config.calls.defaultMaxDurationSeconds,
@@ -93,7 +106,7 @@ async function main(): Promise<void> {
 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
-  const calls = new CallService(store, clock, dialer);
+  const calls = new CallService(store, clock, dialer, trunkHealth);
   const app = await buildApp({
     config: config.http,
     store,
@@ -132,6 +145,7 @@ async function main(): Promise<void> {
     timer.unref();
     await dialer.drain(config.http.shutdownGraceMs);
     await app.close();
+    trunkHealth?.stop();
     await sip.stop();
     db.close();
     log.info('stopped');

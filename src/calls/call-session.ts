@@ -12,6 +12,7 @@ import { LIVE_STATUSES } from './call-status.js';
 import type { MediaLeg, MediaPort } from './ports/media-port.js';
 import type { SignalingPort } from './ports/signaling-port.js';
 import type { Timers } from './timers.js';
+import type { TrunkHealth } from './trunk-resolution.js';
 
 export interface CallSessionDeps {
   store: Store;
@@ -21,6 +22,8 @@ export interface CallSessionDeps {
   media: MediaPort;
   log: Logger;
   settings: { defaultRingTimeoutSeconds: number; defaultMaxDurationSeconds: number };
+  /** Trunks the OPTIONS monitor sees as offline are not dialed (voip_phone_offline). */
+  trunkHealth?: TrunkHealth;
 }
 
 const MEDIA_CLOSE_TIMEOUT_MS = 2000;
@@ -34,6 +37,7 @@ export class CallSession {
   private attempt: CallAttempt | undefined;
   private stopReason: string | undefined;
   private stopCause: 'api' | 'shutdown' | 'watchdog' | undefined;
+  private aiParticipant: number | undefined;
 
   constructor(
     record: CallRecord,
@@ -79,6 +83,17 @@ export class CallSession {
         endAt: this.writer.now(),
       });
 
+    if (agent) {
+      this.aiParticipant = this.writer.addParticipant({
+        type: 'ai',
+        role: 'Agent',
+        status: 'invited',
+        invitedAt: this.writer.now(),
+        agentId: agent.id,
+        agentName: agent.name,
+        initiator: true,
+      });
+    }
     const numbers = [
       record.phoneNumber,
       ...((record.additionalPhoneNumbers as string[] | undefined) ?? []),
@@ -104,6 +119,8 @@ export class CallSession {
     const now = this.writer.now();
     const limit = this.dialTimeLimit();
     if (limit) return { status: 'failed', endCallReason: limit, endAt: now };
+    if (this.deps.trunkHealth?.isOffline(trunk.id))
+      return { status: 'failed', endCallReason: 'voip_phone_offline', endAt: now };
 
     let media;
     try {
@@ -225,6 +242,14 @@ export class CallSession {
       ...(outcome.recordingFileId ? { recordingFileId: outcome.recordingFileId } : {}),
       ...(this.stopCause ? { endedBy: this.stopCause } : {}),
     });
+    if (this.aiParticipant !== undefined) {
+      this.writer.updateParticipant(
+        this.aiParticipant,
+        startAt
+          ? { status: 'left', joinedAt: startAt, leftAt: outcome.endAt, durationSeconds: duration }
+          : { status: 'cancelled' },
+      );
+    }
     if (duration > 0 || totalCost > 0)
       this.deps.store.companies.charge(rec.companyId, duration, totalCost, outcome.endAt);
     this.log.info(

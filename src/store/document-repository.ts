@@ -27,6 +27,7 @@ export class DocumentRepository<T extends OwnedDocument> {
       list: db.prepare(
         'SELECT * FROM documents WHERE kind = ? AND company_id = ? ORDER BY created_at, id',
       ),
+      listAll: db.prepare('SELECT * FROM documents WHERE kind = ? ORDER BY created_at, id'),
       update: db.prepare(
         'UPDATE documents SET data = ?, modified_at = ? WHERE kind = ? AND id = ? AND company_id = ?',
       ),
@@ -54,6 +55,11 @@ export class DocumentRepository<T extends OwnedDocument> {
 
   list(companyId: string): T[] {
     return (this.stmts.list.all(this.kind, companyId) as Row[]).map((r) => this.fromRow(r));
+  }
+
+  /** Every company's documents of this kind: only for internal wiring (the trunk monitor). */
+  listAll(): T[] {
+    return (this.stmts.listAll.all(this.kind) as Row[]).map((r) => this.fromRow(r));
   }
 
   update(doc: T): T {

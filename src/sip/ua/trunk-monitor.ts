@@ -50,28 +50,56 @@ interface TrunkState {
 export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
   private readonly trunks = new Map<string, TrunkState>();
   private stopped = false;
+  private started = false;
 
   constructor(
     private readonly opts: TrunkMonitorOptions,
     private readonly deps: TrunkMonitorDeps,
   ) {
     super();
-    for (const target of opts.trunks) {
-      this.trunks.set(target.id, {
-        target,
-        status: 'unknown',
-        inFlight: false,
-        timer: undefined,
-        seq: 0,
-        callId: generateCallId(),
-        fromTag: generateTag(),
-      });
-    }
+    for (const target of opts.trunks) this.add(target);
   }
 
   /** @internal started by the stack */
   start(): void {
+    this.started = true;
     for (const t of this.trunks.values()) void this.ping(t);
+  }
+
+  /** Replaces the monitored set: new trunks are pinged now, removed ones
+   *  forgotten, changed addresses start again from 'unknown'. */
+  setTrunks(targets: TrunkTarget[]): void {
+    const wanted = new Map(targets.map((t) => [t.id, t]));
+    for (const [id, state] of this.trunks) {
+      const next = wanted.get(id);
+      const same =
+        next &&
+        next.host === state.target.host &&
+        next.port === state.target.port &&
+        next.transport === state.target.transport;
+      if (same) continue;
+      if (state.timer !== undefined) this.deps.clock.clearTimer(state.timer);
+      this.trunks.delete(id);
+    }
+    for (const target of targets) {
+      if (this.trunks.has(target.id)) continue;
+      const state = this.add(target);
+      if (this.started && !this.stopped) void this.ping(state);
+    }
+  }
+
+  private add(target: TrunkTarget): TrunkState {
+    const state: TrunkState = {
+      target,
+      status: 'unknown',
+      inFlight: false,
+      timer: undefined,
+      seq: 0,
+      callId: generateCallId(),
+      fromTag: generateTag(),
+    };
+    this.trunks.set(target.id, state);
+    return state;
   }
 
   status(trunkId: string): TrunkStatus {
@@ -89,7 +117,8 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
   }
 
   private schedule(t: TrunkState): void {
-    if (this.stopped) return;
+    // A trunk removed by setTrunks() while its ping was in flight stops here.
+    if (this.stopped || this.trunks.get(t.target.id) !== t) return;
     t.timer = this.deps.clock.setTimer(() => void this.ping(t), this.opts.intervalMs);
   }
 

@@ -1,0 +1,264 @@
+// One outgoing call leg on drachtio-srf: createUAC until the answer, then the
+// UAC Dialog it resolves with. Same events as the embedded CallLeg; the
+// transactions (retransmissions, ACK, digest retry) belong to drachtio-server.
+
+import { defaultAnswer } from '../dialog/sdp-direction.js';
+import type { Clock, TimerHandle } from '../transport/clock.js';
+import type { SipLogger } from '../transport/logger.js';
+import type {
+  CallLegEvents,
+  FailedEvent,
+  HangupReason,
+  InviteOptions,
+  ReinviteEvent,
+} from '../ua/call-leg-types.js';
+import { TypedEmitter } from '../ua/typed-emitter.js';
+import type {
+  SrfDialog,
+  SrfLike,
+  SrfMessage,
+  SrfReply,
+  SrfRequest,
+  SrfResponse,
+} from './srf-types.js';
+import {
+  buildUacRequest,
+  byeHeaders,
+  dtmfFromInfo,
+  failureFromError,
+  hangupReasonFromBye,
+  offerFromRequest,
+  provisionalFromResponse,
+} from './uac-translation.js';
+
+export type DrachtioLegState = 'calling' | 'early' | 'confirmed' | 'terminated';
+
+export interface DrachtioLegDeps {
+  clock: Clock;
+  log: SipLogger;
+  /** RFC 3261 §9.1: give up on the INVITE this long after our CANCEL (64*T1). */
+  cancelGuardMs: number;
+  /** Told once the leg is over (failed or ended), so the owner forgets it. */
+  onDone: (leg: DrachtioLeg) => void;
+}
+
+export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
+  /** The SIP Call-ID: ours, as asked of drachtio-server; updated from what it sent. */
+  callId: string;
+  state: DrachtioLegState = 'calling';
+  private request: SrfRequest | undefined;
+  private dialog: SrfDialog | undefined;
+  private cancelRequested = false;
+  private cancelSent = false;
+  private cancelGuard: TimerHandle | undefined;
+  private ending: Promise<void> | undefined;
+  private endedSent = false;
+  private localSdp: string;
+  private readonly uac: ReturnType<typeof buildUacRequest>;
+
+  constructor(
+    private readonly srf: SrfLike,
+    private readonly opts: InviteOptions,
+    callId: string,
+    private readonly deps: DrachtioLegDeps,
+  ) {
+    super();
+    this.callId = callId;
+    this.localSdp = opts.sdp;
+    // Throws on CR/LF in caller input, like the embedded stack.
+    this.uac = buildUacRequest(opts, callId);
+  }
+
+  /** @internal sends the INVITE through drachtio-server. */
+  start(): void {
+    let answer: Promise<SrfDialog>;
+    try {
+      answer = this.srf.createUAC(this.uac.uri, this.uac.opts, {
+        cbRequest: (err, req) => this.onRequestSent(err, req),
+        cbProvisional: (res) => this.onProvisional(res),
+      });
+    } catch (err) {
+      answer = Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    answer.then(
+      (dialog) => this.onAnswer(dialog),
+      (err: unknown) => this.fail(failureFromError(err, this.cancelRequested)),
+    );
+  }
+
+  /** Gives up on the call: CANCEL before an answer, BYE after. */
+  cancel(): void {
+    if (this.state === 'terminated') return;
+    if (this.state === 'confirmed') {
+      void this.bye();
+      return;
+    }
+    this.cancelRequested = true;
+    this.sendCancel();
+  }
+
+  /** Ends a confirmed call with BYE carrying a Reason (RFC 3326); before an answer it cancels. */
+  bye(reason?: HangupReason): Promise<void> {
+    if (this.state !== 'confirmed' || !this.dialog) {
+      this.cancel();
+      return this.ending ?? Promise.resolve();
+    }
+    const dialog = this.dialog;
+    this.state = 'terminated';
+    let headers: Record<string, string>;
+    try {
+      headers = byeHeaders(reason);
+    } catch {
+      headers = {};
+    }
+    this.ending = dialog.destroy({ headers }).then(
+      () => undefined,
+      (err: unknown) =>
+        this.deps.log.warn(
+          { sipCallId: this.callId, err: errText(err) },
+          'BYE via drachtio failed',
+        ),
+    );
+    this.ending = this.ending.then(() => this.finish({ by: 'local', reason }));
+    return this.ending;
+  }
+
+  /** @internal the connection to drachtio-server is gone: nothing more will
+   *  arrive for this leg, so it ends now (unanswered: 503 transport). */
+  connectionLost(): void {
+    if (this.state === 'confirmed') {
+      this.finish({ by: 'local', detail: 'signaling_lost' });
+      return;
+    }
+    this.fail({
+      status: 503,
+      reason: 'Service Unavailable',
+      cause: this.cancelRequested ? 'cancelled' : 'transport',
+    });
+  }
+
+  /** @internal fails a leg that could not be sent (no connection). */
+  fail(ev: FailedEvent): void {
+    if (this.state === 'terminated' || this.state === 'confirmed') return;
+    this.state = 'terminated';
+    this.clearCancelGuard();
+    this.deps.onDone(this);
+    this.emit('failed', ev);
+  }
+
+  private onRequestSent(err: unknown, req: SrfRequest | undefined): void {
+    if (err || !req) return; // createUAC rejects as well
+    this.request = req;
+    const sent = req.get('Call-ID');
+    if (sent) this.callId = sent;
+    if (this.cancelRequested) this.sendCancel();
+  }
+
+  private onProvisional(res: SrfResponse): void {
+    if (this.state !== 'calling' && this.state !== 'early') return;
+    const ev = provisionalFromResponse(res);
+    if (!ev) return;
+    this.state = 'early';
+    this.emit('provisional', ev);
+  }
+
+  /** drachtio-server holds the CANCEL rules of RFC 3261 §9.1; we only need
+   *  the INVITE it sent, so a cancel() before cbRequest waits for it. */
+  private sendCancel(): void {
+    const req = this.request;
+    if (this.cancelSent || !req) return;
+    this.cancelSent = true;
+    try {
+      req.cancel((err) => {
+        if (err) this.deps.log.warn({ sipCallId: this.callId, err: errText(err) }, 'CANCEL failed');
+      });
+    } catch (err) {
+      this.deps.log.warn({ sipCallId: this.callId, err: errText(err) }, 'CANCEL failed');
+    }
+    // §9.1: no final response 64*T1 after the CANCEL → give up on the INVITE.
+    this.cancelGuard = this.deps.clock.setTimer(() => {
+      this.cancelGuard = undefined;
+      this.fail({ status: 408, reason: 'Request Timeout', cause: 'cancelled' });
+    }, this.deps.cancelGuardMs);
+  }
+
+  private onAnswer(dialog: SrfDialog): void {
+    this.clearCancelGuard();
+    if (this.state === 'terminated' || this.cancelRequested) {
+      // The 200 crossed our CANCEL (or came after we gave up): the call
+      // exists, so end it with BYE (RFC 3261 §9.1, §15).
+      dialog.destroy().catch(() => undefined);
+      this.fail({ status: 200, reason: 'OK', cause: 'cancelled' });
+      return;
+    }
+    this.state = 'confirmed';
+    this.dialog = dialog;
+    if (dialog.sip.callId) this.callId = dialog.sip.callId;
+    dialog.on('destroy', (req: SrfMessage) => {
+      // A BYE that crosses ours: ours is already ending the leg.
+      if (this.state === 'confirmed')
+        this.finish({ by: 'remote', reason: hangupReasonFromBye(req) });
+    });
+    dialog.on('modify', (req: SrfMessage, res: SrfReply) => this.onOffer(req, res, 'INVITE'));
+    dialog.on('update', (req: SrfMessage, res: SrfReply) => this.onOffer(req, res, 'UPDATE'));
+    dialog.on('info', (req: SrfMessage, res: SrfReply) => {
+      res.send(200);
+      const d = dtmfFromInfo(req);
+      if (d) this.emit('dtmf', d);
+    });
+    this.emit('answered', { sdp: dialog.remote.sdp, headers: [] });
+  }
+
+  /** RFC 3264 offer/answer in a re-INVITE or UPDATE from the far end. */
+  private onOffer(req: SrfMessage, res: SrfReply, method: 'INVITE' | 'UPDATE'): void {
+    const dialog = this.dialog;
+    if (this.state !== 'confirmed' || !dialog) {
+      res.send(481);
+      return;
+    }
+    const offer = offerFromRequest(req, method);
+    const headers: Record<string, string> = { 'Content-Type': 'application/sdp' };
+    if (dialog.local.contact) headers['Contact'] = dialog.local.contact;
+    if (!offer) {
+      // §14.2: an offerless re-INVITE gets our offer in the 2xx; UPDATE without SDP, a plain 200.
+      if (method === 'INVITE') res.send(200, { body: this.localSdp, headers });
+      else res.send(200);
+      return;
+    }
+    this.emit('reinvite', offer);
+    const answer = this.answerFor(offer);
+    this.localSdp = answer;
+    dialog.local.sdp = answer;
+    res.send(200, { body: answer, headers });
+  }
+
+  private answerFor(offer: ReinviteEvent): string {
+    let answer: string | undefined;
+    try {
+      answer = this.opts.answerOffer?.(offer);
+    } catch {
+      answer = undefined;
+    }
+    return answer ?? defaultAnswer(this.localSdp, offer.sdp);
+  }
+
+  /** Emits `ended` once: the first of our BYE's outcome, the far end's BYE
+   *  or the lost connection wins. */
+  private finish(ended: CallLegEvents['ended']): void {
+    if (this.endedSent) return;
+    this.endedSent = true;
+    this.state = 'terminated';
+    this.dialog = undefined;
+    this.deps.onDone(this);
+    this.emit('ended', ended);
+  }
+
+  private clearCancelGuard(): void {
+    if (this.cancelGuard !== undefined) this.deps.clock.clearTimer(this.cancelGuard);
+    this.cancelGuard = undefined;
+  }
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

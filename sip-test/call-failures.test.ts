@@ -256,6 +256,7 @@ describe('trunk monitor', () => {
         sipTrunkId: trunk,
         overrideTimeRestriction: true,
         overrideDayRestriction: true,
+        maxRetries: 0,
         useAntiHarassmentProtection: false,
       };
       let res;
@@ -324,6 +325,7 @@ describe('plan limits while calls are live', () => {
       useAntiHarassmentProtection: false,
       overrideTimeRestriction: true,
       overrideDayRestriction: true,
+      maxRetries: 0,
     });
     const first = await gw.api('POST', '/api/v1/phones/calls/initiate-call', body(number()), key);
     const second = await gw.api('POST', '/api/v1/phones/calls/initiate-call', body(number()), key);

@@ -6,6 +6,9 @@ import { AccountService } from './accounts/account-service.js';
 import { buildApp } from './api/build-app.js';
 import { CallService } from './calls/call-service.js';
 import { Dialer } from './calls/dialer.js';
+import { resolveDestinationZones } from './calls/protections/destination-zones.js';
+import { RetryPolicy } from './calls/scheduling/retry-policy.js';
+import { Scheduler } from './calls/scheduling/scheduler.js';
 import type { MediaPort } from './calls/ports/media-port.js';
 import type { SignalingPort } from './calls/ports/signaling-port.js';
 import { realTimers } from './calls/timers.js';
@@ -87,7 +90,14 @@ async function main(): Promise<void> {
       : undefined;
   trunkHealth?.start();
 
+  const retries = new RetryPolicy(
+    { schedules: store.schedules, calls: store.calls, companies: store.companies, clock },
+    { retryDelayUnitMs: config.calls.retryDelayUnitMs },
+  );
+  let scheduler: Scheduler | undefined;
   const dialer = new Dialer({
+    retries,
+    onScheduled: () => scheduler?.poke(),
     store,
     clock,
     timers: realTimers,
@@ -103,10 +113,29 @@ async function main(): Promise<void> {
   });
   dialer.recover();
   dialer.startWatchdog();
+  scheduler = new Scheduler(
+    {
+      schedules: store.schedules,
+      calls: store.calls,
+      companies: store.companies,
+      history: store.callHistory,
+      optOuts: store.optOuts,
+      clock,
+      zones: resolveDestinationZones,
+      dial: (recordId, attempt) => dialer.dial(recordId, attempt),
+      log: log.child({ component: 'scheduler' }),
+    },
+    { pollIntervalMs: config.calls.schedulerPollMs },
+  );
+  scheduler.start();
 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
-  const calls = new CallService(store, clock, dialer, trunkHealth);
+  const calls = new CallService(store, clock, {
+    dispatcher: dialer,
+    trunkHealth,
+    onScheduled: () => scheduler?.poke(),
+  });
   const app = await buildApp({
     config: config.http,
     store,
@@ -143,6 +172,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.http.shutdownGraceMs + 5000);
     timer.unref();
+    await scheduler?.stop();
     await dialer.drain(config.http.shutdownGraceMs);
     await app.close();
     trunkHealth?.stop();

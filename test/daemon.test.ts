@@ -47,11 +47,13 @@ describe('daemon started with npm start', () => {
         destinationNumber: '+12125551234',
         agentId: agent.json.id,
         useAntiHarassmentProtection: true,
+        // A week ahead, so the call waits in the store whatever the hour now.
+        scheduledAt: new Date(Date.now() + 7 * 86_400_000).toISOString(),
       },
       h,
     );
     expect(call.status, JSON.stringify(call.json)).toBe(200);
-    expect(call.json.scheduled).toBe(false);
+    expect(call.json.scheduled).toBe(true);
 
     const bad = await d.api(
       'POST',
@@ -81,7 +83,7 @@ describe('daemon started with npm start', () => {
           status: string;
         }
       ).status,
-    ).toBe('to_be_processed');
+    ).toBe('scheduled');
     db.close();
     const again = await startDaemon({ GATEWAY_DB_PATH: d.dbPath, GATEWAY_BOOTSTRAP_API_KEY: KEY });
     daemons.push(again);
@@ -90,7 +92,7 @@ describe('daemon started with npm start', () => {
     expect(read.json).toMatchObject({
       callId: call.json.callId,
       phoneNumber: '+12125551234',
-      status: 'to_be_processed',
+      status: 'scheduled',
     });
     expect(await again.stop('SIGTERM')).toBe(0);
   });

@@ -25,7 +25,7 @@ export interface Gateway {
   ): Promise<{ status: number; json: any; headers: Headers }>;
   /** A trunk aimed at a SIPp far end on 127.0.0.1:port. */
   trunk(port: number, extra?: Record<string, unknown>): Promise<string>;
-  /** Initiates a call (protections overridden unless given) and returns its callId. */
+  /** Initiates a call (protections overridden and a single attempt unless given) and returns its callId. */
   call(trunkId: string, number: string, extra?: Record<string, unknown>): Promise<string>;
   get(callId: string, key?: string): Promise<any>;
   /** Polls the record until it reaches `status` (or any final status). */
@@ -39,12 +39,13 @@ export async function startGateway(
   env: Record<string, string> = {},
   agent: Record<string, unknown> = {},
 ): Promise<Gateway> {
-  // Each daemon gets its own RTP window inside 20000-29999 (outside the ephemeral range).
-  const base = 20000 + ((process.pid * 7 + rtpWindow++ * 400) % 9200);
+  // Each daemon gets its own 200-port RTP window in 30000-32599: below the
+  // kernel's ephemeral range, and apart from the media tests' 20000-29999.
+  const base = 30000 + ((process.pid * 13 + rtpWindow++ * 200) % 2600);
   const daemon = await startDaemon({
     GATEWAY_BOOTSTRAP_API_KEY: BOOT_KEY,
     GATEWAY_RTP_PORT_MIN: String(base - (base % 2)),
-    GATEWAY_RTP_PORT_MAX: String(base - (base % 2) + 399),
+    GATEWAY_RTP_PORT_MAX: String(base - (base % 2) + 199),
     GATEWAY_RECORDING_DIR: `${daemon_tmp()}/recordings`,
     ...env,
   });
@@ -87,6 +88,7 @@ export async function startGateway(
         useAntiHarassmentProtection: false,
         overrideTimeRestriction: true,
         overrideDayRestriction: true,
+        maxRetries: 0,
         ...extra,
       });
       if (res.status !== 200)

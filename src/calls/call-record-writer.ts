@@ -41,6 +41,8 @@ export interface Participant {
 
 export interface Attempt {
   number: string;
+  idempotencyKey?: string;
+  answeredAt?: string;
   sipCallId?: string;
   startedAt: string;
   endedAt?: string;
@@ -70,19 +72,31 @@ export class CallRecordWriter {
     return new Date(this.clock.now()).toISOString();
   }
 
-  /** Applies `patch` (and a status change) unless the record is already final. */
-  write(patch: Partial<CallRecord>, detail?: string): boolean {
-    const next = this.store.calls.update(this.record.id, patch, this.now(), {
-      onlyFrom: OPEN_STATUSES,
-      detail,
-    });
+  /** Applies `patch` (and a status change) unless the record is final (or not in `onlyFrom`). */
+  write(
+    patch: Partial<CallRecord>,
+    detail?: string,
+    onlyFrom: readonly string[] = OPEN_STATUSES,
+  ): boolean {
+    const next = this.store.calls.update(this.record.id, patch, this.now(), { onlyFrom, detail });
     if (!next) return false;
     this.record = next;
     return true;
   }
 
-  status(status: CallStatus, patch: Partial<CallRecord> = {}, detail?: string): boolean {
-    return this.write({ ...patch, status }, detail);
+  status(
+    status: CallStatus,
+    patch: Partial<CallRecord> = {},
+    detail?: string,
+    onlyFrom?: readonly string[],
+  ): boolean {
+    return this.write({ ...patch, status }, detail, onlyFrom);
+  }
+
+  /** Reads the stored record again (after another component changed it). */
+  reload(): CallRecord {
+    this.record = this.store.calls.getById(this.record.id) ?? this.record;
+    return this.record;
   }
 
   get participants(): Participant[] {

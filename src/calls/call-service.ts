@@ -1,5 +1,6 @@
 // Accepting a call request: validate, resolve agent, trunk and caller ID,
-// check the plan, store the record, and hand it to the dialer.
+// apply the callee protections and the plan, store the record, and hand it
+// to the dialer (now) or the scheduler (later).
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { ApiKey, Company } from '../store/entities.js';
@@ -9,6 +10,9 @@ import { CallError } from './call-error.js';
 import { FINAL_STATUSES, OPEN_STATUSES } from './call-status.js';
 import { validateInitiateCallRequest } from './initiate-call-request.js';
 import { checkPlanLimits } from './plan-limits.js';
+import { resolveDestinationZones, type DestinationZones } from './protections/destination-zones.js';
+import { evaluateProtections } from './protections/evaluate-protections.js';
+import { scheduleCall } from './scheduling/schedule-call.js';
 import { resolveCallerId, resolveTrunk, type TrunkHealth } from './trunk-resolution.js';
 
 export interface Requester {
@@ -32,15 +36,31 @@ export interface CallDispatcher {
   hangup(record: CallRecord): Promise<boolean>;
 }
 
+export interface CallServiceOptions {
+  dispatcher?: CallDispatcher;
+  trunkHealth?: TrunkHealth;
+  /** Destination time zones (default: from the number's prefix data). */
+  zones?: (e164: string) => Promise<DestinationZones>;
+  /** Told when a scheduled call is stored (polls at once when it is due). */
+  onScheduled?: () => void;
+}
+
 export class CallService {
+  private readonly dispatcher: CallDispatcher | undefined;
+  private readonly trunkHealth: TrunkHealth | undefined;
+  private readonly zones: (e164: string) => Promise<DestinationZones>;
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly dispatcher?: CallDispatcher,
-    private readonly trunkHealth?: TrunkHealth,
-  ) {}
+    private readonly options: CallServiceOptions = {},
+  ) {
+    this.dispatcher = options.dispatcher;
+    this.trunkHealth = options.trunkHealth;
+    this.zones = options.zones ?? resolveDestinationZones;
+  }
 
-  initiate(who: Requester, body: unknown): InitiateCallResult {
+  async initiate(who: Requester, body: unknown): Promise<InitiateCallResult> {
     if (this.dispatcher?.isDraining) {
       throw new CallError(
         'server_unavailable',
@@ -54,10 +74,10 @@ export class CallService {
       throw new CallError('agent_not_found', 'agentId does not name an agent of this company.');
     const choice = resolveTrunk(this.store, companyId, req, this.trunkHealth);
     const callerId = resolveCallerId(choice.trunk, req);
+    const destination = await this.zones(req.destinationNumber);
 
     const now = this.clock.now();
     const nowIso = new Date(now).toISOString();
-    const scheduledLater = req.scheduledAt !== undefined && Date.parse(req.scheduledAt) > now;
     const antiHarassment =
       req.useAntiHarassmentProtection ?? who.company.settings.antiHarassmentDefault ?? true;
 
@@ -67,8 +87,8 @@ export class CallService {
       companyId,
       phoneNumber: req.destinationNumber,
       agentId: agent?.id ?? null,
-      status: scheduledLater ? 'scheduled' : 'to_be_processed',
-      scheduledAt: req.scheduledAt ?? null,
+      status: 'to_be_processed',
+      scheduledAt: null,
       createdAt: nowIso,
       modifiedAt: nowIso,
       active: true,
@@ -107,18 +127,44 @@ export class CallService {
       totalCost: 0,
     };
 
-    // Check and insert in one transaction, so two requests cannot both take the last slot.
-    this.store.db.transaction(() => {
+    // Protections, plan and insert in one transaction, with no await between
+    // them, so two requests cannot both pass a check (spec §4.1 rules 3-7).
+    const decision = this.store.db.transaction(() => {
+      const d = evaluateProtections(
+        {
+          companyId,
+          settings: who.company.settings,
+          phoneNumber: req.destinationNumber,
+          agentId: record.agentId,
+          scheduledAt: req.scheduledAt ?? null,
+          overrideTimeRestriction: req.overrideTimeRestriction,
+          overrideDayRestriction: req.overrideDayRestriction,
+          antiHarassment,
+          destination,
+        },
+        { history: this.store.callHistory, optOuts: this.store.optOuts, clock: this.clock },
+      );
       checkPlanLimits(this.store, companyId, choice.trunk);
+      record.destinationTimeZones = d.zones;
+      record.destinationCountry = d.country;
+      record.destinationZoneSource = d.zoneSource;
       this.store.calls.insert(record);
+      if (d.kind === 'schedule') {
+        scheduleCall(
+          { schedules: this.store.schedules, calls: this.store.calls, clock: this.clock },
+          { recordId: record.id, dueAt: Date.parse(d.at), kind: 'initial' },
+        );
+      }
+      return d;
     })();
 
-    if (scheduledLater) {
+    if (decision.kind === 'schedule') {
+      this.options.onScheduled?.();
       return {
         callId: record.callId,
         scheduled: true,
-        scheduleTime: req.scheduledAt,
-        reason: 'scheduled_at_requested',
+        scheduleTime: decision.at,
+        reason: decision.reason,
       };
     }
     this.dispatcher?.accepted(record);
@@ -159,7 +205,10 @@ export class CallService {
         at,
         { onlyFrom: ['scheduled', 'to_be_processed'], detail: 'hangup_api' },
       );
-      if (done) return done;
+      if (done) {
+        this.store.schedules.cancelForCall(record.id, 'hangup', at);
+        return done;
+      }
     }
     if (this.dispatcher && (await this.dispatcher.hangup(record))) return this.get(companyId, id);
     const latest = this.get(companyId, id);

@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
 import { CallAttempt, type AttemptOutcome } from './call-attempt.js';
 import { CallRecordWriter } from './call-record-writer.js';
 import { LIVE_STATUSES } from './call-status.js';
+import { PRE_DIAL_STATUSES } from './scheduling/scheduler.js';
 import type { MediaLeg, MediaPort } from './ports/media-port.js';
 import type { SignalingPort } from './ports/signaling-port.js';
 import type { Timers } from './timers.js';
@@ -24,6 +25,10 @@ export interface CallSessionDeps {
   settings: { defaultRingTimeoutSeconds: number; defaultMaxDurationSeconds: number };
   /** Trunks the OPTIONS monitor sees as offline are not dialed (voip_phone_offline). */
   trunkHealth?: TrunkHealth;
+  /** Plans retries and callbacks when a call ends (returns null when none is due). */
+  retries?: { onCallFinished(record: CallRecord): unknown };
+  /** Told when a retry was scheduled (the scheduler polls at once). */
+  onScheduled?: () => void;
 }
 
 const MEDIA_CLOSE_TIMEOUT_MS = 2000;
@@ -42,6 +47,8 @@ export class CallSession {
   constructor(
     record: CallRecord,
     private readonly deps: CallSessionDeps,
+    /** The scheduler's key for this dial (kept on the attempt). */
+    private readonly idempotencyKey?: string,
   ) {
     this.writer = new CallRecordWriter(deps.store, deps.clock, record.id);
     this.log = deps.log.child({ callId: record.callId });
@@ -64,6 +71,15 @@ export class CallSession {
   }
 
   async run(): Promise<CallRecord> {
+    // At most once: only the session that moves the record out of its
+    // pre-dial status dials it (a scheduler lease that expired, a restart).
+    if (!this.writer.status('trying', {}, 'dial', PRE_DIAL_STATUSES)) {
+      this.log.warn(
+        { status: this.writer.current.status },
+        'call not dialed: no longer waiting to be dialed',
+      );
+      return this.writer.current;
+    }
     const record = this.writer.current;
     const { store } = this.deps;
     const trunk = record.sipTrunkId
@@ -141,7 +157,11 @@ export class CallSession {
       rtpPort: media.localPort,
       initiator: false,
     });
-    const attemptIndex = this.writer.addAttempt({ number, startedAt: now });
+    const attemptIndex = this.writer.addAttempt({
+      number,
+      startedAt: now,
+      ...(this.idempotencyKey ? { idempotencyKey: this.idempotencyKey } : {}),
+    });
     const attempt = new CallAttempt(
       this.writer,
       this.deps.signaling,
@@ -177,6 +197,7 @@ export class CallSession {
       endedAt: outcome.endAt,
       status: outcome.status,
       endCallReason: outcome.endCallReason,
+      ...(outcome.startAt ? { answeredAt: outcome.startAt } : {}),
       ...(outcome.sipFailure ? { sipFailure: outcome.sipFailure } : {}),
     });
     return withMedia;
@@ -221,7 +242,7 @@ export class CallSession {
   }
 
   private finish(outcome: AttemptOutcome): CallRecord {
-    const rec = this.writer.current;
+    const rec = this.writer.reload();
     const startAt = outcome.startAt;
     const duration = startAt
       ? Math.max(0, Math.round((Date.parse(outcome.endAt) - Date.parse(startAt)) / 1000))
@@ -229,19 +250,8 @@ export class CallSession {
     const trunk = rec.sipTrunkId
       ? this.deps.store.sipTrunks.getById(rec.sipTrunkId as string)
       : undefined;
-    const totalCost = round6(((trunk?.ratePerMinute ?? 0) * duration) / 60);
-    this.writer.status(outcome.status, {
-      endCallReason: outcome.endCallReason,
-      ...(outcome.sipFailure ? { sipFailure: outcome.sipFailure } : {}),
-      ...(startAt ? { startAt } : {}),
-      endAt: outcome.endAt,
-      duration,
-      totalCost,
-      active: false,
-      ...(outcome.networkQuality ? { networkQuality: outcome.networkQuality } : {}),
-      ...(outcome.recordingFileId ? { recordingFileId: outcome.recordingFileId } : {}),
-      ...(this.stopCause ? { endedBy: this.stopCause } : {}),
-    });
+    const cost = round6(((trunk?.ratePerMinute ?? 0) * duration) / 60);
+    const totalCost = round6((typeof rec.totalCost === 'number' ? rec.totalCost : 0) + cost);
     if (this.aiParticipant !== undefined) {
       this.writer.updateParticipant(
         this.aiParticipant,
@@ -250,13 +260,56 @@ export class CallSession {
           : { status: 'cancelled' },
       );
     }
-    if (duration > 0 || totalCost > 0)
-      this.deps.store.companies.charge(rec.companyId, duration, totalCost, outcome.endAt);
+    if (duration > 0 || cost > 0) {
+      this.deps.store.companies.charge(rec.companyId, duration, cost, outcome.endAt);
+    }
+    const media = {
+      totalCost,
+      ...(outcome.networkQuality ? { networkQuality: outcome.networkQuality } : {}),
+      ...(outcome.recordingFileId ? { recordingFileId: outcome.recordingFileId } : {}),
+    };
+    if (this.retryScheduled(outcome, media)) return this.writer.reload();
+
+    this.writer.status(outcome.status, {
+      ...media,
+      endCallReason: outcome.endCallReason,
+      ...(outcome.sipFailure ? { sipFailure: outcome.sipFailure } : {}),
+      ...(startAt ? { startAt } : {}),
+      endAt: outcome.endAt,
+      duration,
+      active: false,
+      ...(this.stopCause ? { endedBy: this.stopCause } : {}),
+    });
     this.log.info(
       { status: outcome.status, endCallReason: outcome.endCallReason, duration },
       'call finished',
     );
     return this.writer.current;
+  }
+
+  /**
+   * Retries (spec §2.1 maxRetries, retryDelayMinutes) and callbacks the callee
+   * asked for: the policy puts the record back to `scheduled` when another
+   * dial is due; then this attempt's outcome stays in `attempts` only.
+   */
+  private retryScheduled(outcome: AttemptOutcome, patch: Partial<CallRecord>): boolean {
+    if (!this.deps.retries || this.stopCause) return false;
+    try {
+      this.writer.write(patch);
+      const result = this.deps.retries.onCallFinished({
+        ...this.writer.current,
+        status: outcome.status,
+        endCallReason: outcome.endCallReason,
+        ...(outcome.startAt ? { startAt: outcome.startAt } : {}),
+      });
+      if (!result) return false;
+      this.log.info({ lastStatus: outcome.status }, 'next dial scheduled');
+      this.deps.onScheduled?.();
+      return true;
+    } catch (err) {
+      this.log.warn({ err }, 'next dial not scheduled');
+      return false;
+    }
   }
 }
 

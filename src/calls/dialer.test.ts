@@ -18,6 +18,7 @@ import type {
 } from './ports/signaling-port.js';
 import { realTimers } from './timers.js';
 
+const NEW_YORK = async () => ({ country: 'US', zones: ['America/New_York'] });
 const QUALITY: NetworkQuality = {
   packetsReceived: 10,
   packetsLost: 0,
@@ -165,13 +166,13 @@ beforeEach(() => {
       watchdogIntervalMs: 1000,
     },
   });
-  calls = new CallService(store, clock, dialer);
+  calls = new CallService(store, clock, { dispatcher: dialer, zones: NEW_YORK });
 });
 afterEach(() => vi.useRealTimers());
 
 const who = () => ({ company: store.companies.get(companyId)!, key: { id: 'k', name: 'key' } });
 async function place(extra: Record<string, unknown> = {}) {
-  const { callId } = calls.initiate(who(), {
+  const { callId } = await calls.initiate(who(), {
     destinationNumber: '+12125551234',
     agentId,
     ...extra,
@@ -261,9 +262,12 @@ describe('call state machine', () => {
     store.companies.charge(companyId, 100, 0, 'x');
     store.companies.savePlan({ ...store.companies.getPlan(companyId)!, secondsRemaining: 0 });
     // Accepted before the plan ran dry (request-time check passed), dialed after.
-    const accepted = new CallService(store, clock);
+    const accepted = new CallService(store, clock, { zones: NEW_YORK });
     store.companies.savePlan({ ...store.companies.getPlan(companyId)!, secondsRemaining: 5 });
-    const { callId } = accepted.initiate(who(), { destinationNumber: '+12125551234', agentId });
+    const { callId } = await accepted.initiate(who(), {
+      destinationNumber: '+12125551234',
+      agentId,
+    });
     store.companies.savePlan({ ...store.companies.getPlan(companyId)!, secondsRemaining: 0 });
     dialer.accepted(record(callId));
     await vi.advanceTimersByTimeAsync(0);
@@ -311,13 +315,16 @@ describe('call state machine', () => {
   });
 
   it('after a restart, calls that were live are finished as call_stuck and accepted ones are dialed', async () => {
-    const live = calls.initiate(who(), { destinationNumber: '+12125551234', agentId }).callId;
+    const live = (await calls.initiate(who(), { destinationNumber: '+12125551234', agentId }))
+      .callId;
     await vi.advanceTimersByTimeAsync(0);
     await answer(legs[0]!);
-    const waiting = new CallService(store, clock).initiate(who(), {
-      destinationNumber: '+12125559876',
-      agentId,
-    }).callId;
+    const waiting = (
+      await new CallService(store, clock, { zones: NEW_YORK }).initiate(who(), {
+        destinationNumber: '+12125559876',
+        agentId,
+      })
+    ).callId;
     const restarted = new Dialer({
       ...(dialer as unknown as { deps: ConstructorParameters<typeof Dialer>[0] }).deps,
     });
@@ -335,9 +342,9 @@ describe('call state machine', () => {
     const callId = await place();
     await answer(legs[0]!);
     const drained = dialer.drain(5000);
-    expect(() => calls.initiate(who(), { destinationNumber: '+12125559999', agentId })).toThrow(
-      expect.objectContaining({ code: 'server_unavailable' }),
-    );
+    await expect(
+      calls.initiate(who(), { destinationNumber: '+12125559999', agentId }),
+    ).rejects.toThrow(expect.objectContaining({ code: 'server_unavailable' }));
     await vi.advanceTimersByTimeAsync(0);
     await drained;
     expect(record(callId)).toMatchObject({

@@ -35,9 +35,15 @@ export class Dialer implements CallDispatcher {
     return this.draining;
   }
 
-  accepted(record: CallRecord): void {
-    if (this.draining) return;
-    const session = new CallSession(record, this.deps);
+  /** The scheduler's dial: a due call or retry (see Scheduler's DialFn). */
+  async dial(recordId: string, attempt: { idempotencyKey: string }): Promise<void> {
+    const record = this.deps.store.calls.getById(recordId);
+    if (record) this.accepted(record, attempt.idempotencyKey);
+  }
+
+  accepted(record: CallRecord, idempotencyKey?: string): void {
+    if (this.draining || this.sessions.has(record.id)) return;
+    const session = new CallSession(record, this.deps, idempotencyKey);
     this.sessions.set(record.id, session);
     const run = session
       .run()

@@ -311,6 +311,24 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
       'Maximum call duration when the agent sets none; then BYE → call_maximum_time_reached.',
   },
   {
+    key: 'calls.schedulerPollMs',
+    type: 'int',
+    default: 1000,
+    env: 'GATEWAY_SCHEDULER_POLL_MS',
+    min: 50,
+    description: 'How often the scheduler looks for due scheduled calls and retries.',
+  },
+  {
+    key: 'calls.retryDelayUnitMs',
+    type: 'int',
+    default: 60000,
+    env: 'GATEWAY_RETRY_DELAY_UNIT_MS',
+    min: 100,
+    max: 60000,
+    description:
+      'Length of one minute of retryDelayMinutes (a test knob: leave at 60000 in production).',
+  },
+  {
     key: 'calls.stuckAfterSeconds',
     type: 'int',
     default: 300,
@@ -359,6 +377,8 @@ export interface Config {
   };
   recording: { dir: string };
   calls: {
+    schedulerPollMs: number;
+    retryDelayUnitMs: number;
     defaultRingTimeoutSeconds: number;
     defaultMaxDurationSeconds: number;
     stuckAfterSeconds: number;

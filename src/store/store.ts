@@ -1,11 +1,13 @@
 // All repositories over one database handle.
 import { SqliteApiKeyRepository } from './api-key-repository.js';
+import { SqliteCallHistoryRepository } from './call-history-repository.js';
 import { SqliteCallRepository } from './call-repository.js';
 import { SqliteCompanyRepository } from './company-repository.js';
 import type { Db } from './database.js';
 import { DocumentRepository } from './document-repository.js';
 import type { Agent, OutboundRoute, SipTrunk, VoipPhone } from './entities.js';
 import { SqliteOptOutRepository } from './opt-out-repository.js';
+import { SqliteScheduleRepository } from './schedule-repository.js';
 
 export interface Store {
   db: Db;
@@ -17,9 +19,12 @@ export interface Store {
   outboundRoutes: DocumentRepository<OutboundRoute>;
   calls: SqliteCallRepository;
   optOuts: SqliteOptOutRepository;
+  schedules: SqliteScheduleRepository;
+  callHistory: SqliteCallHistoryRepository;
 }
 
 export function createStore(db: Db): Store {
+  const calls = new SqliteCallRepository(db);
   return {
     db,
     companies: new SqliteCompanyRepository(db),
@@ -28,7 +33,9 @@ export function createStore(db: Db): Store {
     sipTrunks: new DocumentRepository<SipTrunk>(db, 'sip_trunk'),
     voipPhones: new DocumentRepository<VoipPhone>(db, 'voip_phone'),
     outboundRoutes: new DocumentRepository<OutboundRoute>(db, 'outbound_route'),
-    calls: new SqliteCallRepository(db),
+    calls,
     optOuts: new SqliteOptOutRepository(db),
+    schedules: new SqliteScheduleRepository(db),
+    callHistory: new SqliteCallHistoryRepository(db, calls),
   };
 }

@@ -43,7 +43,7 @@ export function registerCallRoutes(
       // The calls domain validates the body itself, with one precise code per rule.
       validatorCompiler: () => () => true,
     },
-    async (request) => calls.initiate(request.auth, request.body),
+    (request) => calls.initiate(request.auth, request.body),
   );
 
   app.get(

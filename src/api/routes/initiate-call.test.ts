@@ -108,12 +108,30 @@ describe('initiate-call: accepted requests', () => {
   });
 
   it('a future scheduledAt answers scheduled with scheduleTime and reason', async () => {
-    const res = await initiate(acme, valid({ scheduledAt: '2026-06-11T10:00:00+02:00' }));
+    const res = await initiate(acme, valid({ scheduledAt: '2026-06-11T10:00:00-04:00' }));
     expect(res.json()).toEqual({
       callId: expect.any(String),
       scheduled: true,
-      scheduleTime: '2026-06-11T08:00:00.000Z',
+      scheduleTime: '2026-06-11T14:00:00.000Z',
       reason: 'scheduled_at_requested',
+    });
+  });
+
+  it('a scheduledAt outside the calling window is moved to the next allowed instant', async () => {
+    // 04:00 in New York → 09:00 New York (13:00Z).
+    const res = await initiate(acme, valid({ scheduledAt: '2026-06-11T08:00:00Z' }));
+    expect(res.json()).toMatchObject({
+      scheduled: true,
+      scheduleTime: '2026-06-11T13:00:00.000Z',
+      reason: 'outside_calling_hours',
+    });
+    const rec = (
+      await acme.request({ method: 'GET', url: `/api/v1/phones/calls/${res.json().callId}` })
+    ).json();
+    expect(rec).toMatchObject({
+      status: 'scheduled',
+      scheduledAt: '2026-06-11T13:00:00.000Z',
+      destinationTimeZones: ['America/New_York'],
     });
   });
 });

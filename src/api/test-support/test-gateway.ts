@@ -38,7 +38,7 @@ export async function startTestGateway(
   const store = createStore(openDatabase(':memory:'));
   const clock = new ManualClock(Date.UTC(2026, 5, 10, 15, 0, 0));
   const accounts = new AccountService(store, clock);
-  const calls = new CallService(store, clock, opts.dispatcher);
+  const calls = new CallService(store, clock, { dispatcher: opts.dispatcher });
   const app = await buildApp({
     config: {
       bodyLimitBytes: opts.bodyLimitBytes ?? 65536,

@@ -94,10 +94,24 @@ async function main(): Promise<void> {
     { schedules: store.schedules, calls: store.calls, companies: store.companies, clock },
     { retryDelayUnitMs: config.calls.retryDelayUnitMs },
   );
-  let scheduler: Scheduler | undefined;
+  // The scheduler dials through the dialer (created below; called only once both exist).
+  const scheduler = new Scheduler(
+    {
+      schedules: store.schedules,
+      calls: store.calls,
+      companies: store.companies,
+      history: store.callHistory,
+      optOuts: store.optOuts,
+      clock,
+      zones: resolveDestinationZones,
+      dial: (recordId, attempt) => dialer.dial(recordId, attempt),
+      log: log.child({ component: 'scheduler' }),
+    },
+    { pollIntervalMs: config.calls.schedulerPollMs },
+  );
   const dialer = new Dialer({
     retries,
-    onScheduled: () => scheduler?.poke(),
+    onScheduled: () => scheduler.poke(),
     store,
     clock,
     timers: realTimers,
@@ -113,20 +127,6 @@ async function main(): Promise<void> {
   });
   dialer.recover();
   dialer.startWatchdog();
-  scheduler = new Scheduler(
-    {
-      schedules: store.schedules,
-      calls: store.calls,
-      companies: store.companies,
-      history: store.callHistory,
-      optOuts: store.optOuts,
-      clock,
-      zones: resolveDestinationZones,
-      dial: (recordId, attempt) => dialer.dial(recordId, attempt),
-      log: log.child({ component: 'scheduler' }),
-    },
-    { pollIntervalMs: config.calls.schedulerPollMs },
-  );
   scheduler.start();
 
   const metrics = new Registry();
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
   const calls = new CallService(store, clock, {
     dispatcher: dialer,
     trunkHealth,
-    onScheduled: () => scheduler?.poke(),
+    onScheduled: () => scheduler.poke(),
   });
   const app = await buildApp({
     config: config.http,
@@ -172,7 +172,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.http.shutdownGraceMs + 5000);
     timer.unref();
-    await scheduler?.stop();
+    await scheduler.stop();
     await dialer.drain(config.http.shutdownGraceMs);
     await app.close();
     trunkHealth?.stop();

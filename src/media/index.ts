@@ -2,6 +2,19 @@
  * The media layer's public API: the calls domain reaches it through its own
  * `MediaPort` interface, structurally satisfied by `MediaEngine` and
  * `MediaSession`. Nothing here imports sip/, calls/, api/, store/ or agent/.
+ *
+ *   const engine = new MediaEngine(config);            // one per process
+ *   const media = await engine.createSession({ record });
+ *   invite({ sdp: media.createOffer() });               // our offer
+ *   media.applyAnswer(answerSdp);                       // throws MediaError: no_selected_codec,
+ *                                                       // no_remote_rtp_address, no_remote_rtp_port, sdp_error
+ *   reinvite → media.answerOffer(offerSdp) → our answer (hold, new address, codec change)
+ *   media.onAudio((f) => agent.media(f.ulaw, f.mediaTimeMs));  // every received frame
+ *   media.enqueue(ulawBytes) | media.enqueue(pcm16, 16000);   // agent audio, bounded queue
+ *   media.mark('m1'); media.clear() → { droppedMs, droppedMarks };
+ *   media.on('mark' | 'dtmf' | 'stats' | 'inactive' | 'latched', …);
+ *   media.sendDtmf('123#'); media.stats() → networkQuality;
+ *   const { networkQuality, recording } = await media.close();
  */
 export { MediaEngine } from './media-engine.js';
 export type { CreateSessionOptions } from './media-engine.js';

@@ -181,6 +181,11 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     if (this.nextStatsAt === 0) this.nextStatsAt = now + this.settings.statsIntervalMs;
   }
 
+  /** Where RTP goes now: the SDP address, or the latched source (symmetric RTP). */
+  get remoteRtp(): { address: string; port: number } | null {
+    return this.negotiated ? { address: this.tx.address, port: this.tx.port } : null;
+  }
+
   private get direction(): MediaDirection {
     return this.negotiated?.direction ?? 'inactive';
   }

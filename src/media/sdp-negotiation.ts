@@ -146,6 +146,7 @@ export function negotiateRemoteSdp(
   const rtcpAddress = rtcpMux ? address : (audio.rtcp?.address ?? address);
   return {
     codec: chosen.codec,
+    clockRate: CLOCK_RATE,
     payloadType: chosen.pt,
     telephoneEventPayloadType: ctx.telephoneEvents ? eventPt : null,
     remoteAddress: address,

@@ -25,6 +25,8 @@ export interface LocalMediaDescription {
 /** The outcome of an offer/answer exchange, as the session applies it. */
 export interface NegotiatedMedia {
   codec: AudioCodecName;
+  /** RTP clock rate of the codec, Hz (8000 for G.711: the call record's `hertz`). */
+  clockRate: number;
   /** Payload type we send audio with (the remote's number for the codec). */
   payloadType: number;
   /** Remote's payload type for telephone-event, null when not agreed. */

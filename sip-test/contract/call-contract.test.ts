@@ -1,0 +1,121 @@
+// The SignalingPort contract, end to end: the same lifecycle scenarios
+// through the started daemon (`npm start`) against SIPp far ends, once per
+// SIP engine. The drachtio engine's block runs only when a drachtio-server is
+// reachable (see engines.ts and docker/README.md); otherwise it is reported
+// as skipped with the reason in its name.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allocatePort, startSipp, type SippProcess } from '../runner/sipp-runner.js';
+import { finalResponseScenario } from '../support/final-response-scenario.js';
+import { startGateway, type Gateway } from '../support/gateway-harness.js';
+import { contractEngines, type Engine } from './engines.js';
+
+const engines = await contractEngines();
+
+describe.each(engines)('$name', (engine: Engine) => {
+  describe.skipIf(!engine.run)('call lifecycle contract', () => {
+    let gw: Gateway;
+    const sipps: SippProcess[] = [];
+    let n = 0;
+    const number = () => `+1212555${String(6000 + n++).padStart(4, '0')}`;
+
+    /** A SIPp UAS bound where the engine can reach it; '-x' keys are sipp options. */
+    async function farEnd(
+      scenario: string,
+      keys: Record<string, string> = {},
+      rtpEcho = false,
+    ): Promise<SippProcess> {
+      const extraArgs = Object.entries(keys).flatMap(([k, v]) =>
+        k.startsWith('-') ? [k, v] : ['-key', k, v],
+      );
+      // A later -i overrides the runner's loopback one.
+      if (engine.sippHost !== '127.0.0.1') extraArgs.push('-i', engine.sippHost);
+      if (rtpEcho) extraArgs.push('-mp', String(await allocatePort()), '-rtp_echo');
+      const sipp = await startSipp({ scenario, timeoutSec: 20, extraArgs });
+      sipps.push(sipp);
+      return sipp;
+    }
+    const trunk = (sipp: SippProcess, extra: Record<string, unknown> = {}) =>
+      gw.trunk(sipp.port, { host: engine.sippHost, ...extra });
+
+    beforeAll(async () => {
+      gw = await startGateway(engine.env, { outgoing: { ringTimeoutSeconds: 3 } });
+    }, 30_000);
+    afterAll(async () => {
+      for (const s of sipps) s.kill();
+      await gw?.stop();
+    });
+
+    it('answered, then far-end BYE → answered / caller_hungup', async () => {
+      const sipp = await farEnd('uas-180-200-hold-bye-from-far-end.xml', { '-d': '1500' }, true);
+      const callId = await gw.call(await trunk(sipp), number());
+      const rec = await gw.waitFor(callId);
+      expect((await sipp.done).code).toBe(0);
+      expect(rec).toMatchObject({ status: 'answered', endCallReason: 'caller_hungup' });
+      expect(rec.duration).toBeGreaterThanOrEqual(1);
+      expect(rec.sipFailure).toBeUndefined();
+      expect(rec.participants.find((p: any) => p.type === 'trunk')).toMatchObject({
+        status: 'left',
+        callId: expect.any(String),
+      });
+    });
+
+    it('hangup via the API before the answer: CANCEL → cancelled / user_hungup', async () => {
+      const sipp = await farEnd('uas-180-cancel-487.xml');
+      const callId = await gw.call(await trunk(sipp), number());
+      await gw.waitFor(callId, 'ringing');
+      expect((await gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`)).status).toBe(200);
+      const rec = await gw.waitFor(callId);
+      expect((await sipp.done).code).toBe(0);
+      expect(rec).toMatchObject({ status: 'cancelled', endCallReason: 'user_hungup' });
+    });
+
+    it('ring timeout: our CANCEL → missed / no_pickup_after_ringing_max_seconds', async () => {
+      const sipp = await farEnd('uas-180-cancel-487.xml');
+      const started = Date.now();
+      const callId = await gw.call(await trunk(sipp), number());
+      const rec = await gw.waitFor(callId);
+      expect((await sipp.done).code).toBe(0);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+      expect(rec).toMatchObject({
+        status: 'missed',
+        endCallReason: 'no_pickup_after_ringing_max_seconds',
+      });
+    });
+
+    it('486 with Reason Q.850 cause 17 → busy / caller_busy', async () => {
+      const sipp = await farEnd(
+        finalResponseScenario(486, 'Busy Here', ['Reason: Q.850;cause=17;text="User busy"']),
+      );
+      const rec = await gw.waitFor(await gw.call(await trunk(sipp), number()));
+      expect((await sipp.done).code).toBe(0);
+      expect(rec).toMatchObject({
+        status: 'busy',
+        endCallReason: 'caller_busy',
+        sipFailure: { code: 486, q850: 17 },
+      });
+    });
+
+    it('403 with a Warning → failed / forbidden, the Warning kept', async () => {
+      const warning = '399 carrier.example "Destination barred"';
+      const sipp = await farEnd(finalResponseScenario(403, 'Forbidden', [`Warning: ${warning}`]));
+      const rec = await gw.waitFor(await gw.call(await trunk(sipp), number()));
+      expect((await sipp.done).code).toBe(0);
+      expect(rec).toMatchObject({
+        status: 'failed',
+        endCallReason: 'forbidden',
+        sipFailure: { code: 403, kind: 'barred', warning },
+      });
+    });
+
+    it('407 then 200 with the trunk credentials, then our BYE', async () => {
+      const sipp = await farEnd('uas-407-then-200.xml');
+      const trunkId = await trunk(sipp, { username: 'alice', password: 'secret' });
+      const callId = await gw.call(trunkId, number());
+      await gw.waitFor(callId, 'in_call');
+      await gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
+      const rec = await gw.waitFor(callId);
+      expect((await sipp.done).code).toBe(0);
+      expect(rec).toMatchObject({ status: 'answered', endCallReason: 'user_hungup' });
+    });
+  });
+});

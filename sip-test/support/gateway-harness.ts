@@ -46,6 +46,8 @@ export async function startGateway(
     GATEWAY_BOOTSTRAP_API_KEY: BOOT_KEY,
     GATEWAY_RTP_PORT_MIN: String(base - (base % 2)),
     GATEWAY_RTP_PORT_MAX: String(base - (base % 2) + 199),
+    // SIPp far ends count an OPTIONS ping as one of their -m calls: no pings unless a test asks.
+    GATEWAY_SIP_OPTIONS_PING_SECONDS: '0',
     GATEWAY_RECORDING_DIR: `${daemon_tmp()}/recordings`,
     ...env,
   });

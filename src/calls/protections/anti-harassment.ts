@@ -94,7 +94,7 @@ export function antiHarassmentRefusal(
         next: clears,
         reason:
           'A call to this number was answered less than 1 hour ago; answered calls must be at least 1 hour apart.',
-        extra: { lastCallAt: new Date(last.at).toISOString() },
+        extra: { lastCallAt: new Date(last.endedAt ?? last.at).toISOString() },
       });
     }
   }

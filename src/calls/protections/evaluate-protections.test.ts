@@ -262,7 +262,7 @@ describe('evaluateProtections', () => {
       expect(evaluateProtections(input(kit, { phoneNumber: OTHER }), kit.deps).kind).toBe('allow');
     });
 
-    it('1 hour after an answered call: cooldown from its end, lastCallAt its start', () => {
+    it('1 hour after an answered call: cooldown from its end, and lastCallAt is that end (nextAllowedAt = lastCallAt + 1 h)', () => {
       const kit = makeKit();
       addAnswered(kit, NUMBER, '2026-03-10T14:30:00.000Z', 2);
       const e = refusal(kit);
@@ -271,7 +271,7 @@ describe('evaluateProtections', () => {
         retryable: true,
         nextAllowedAt: '2026-03-10T15:32:00.000Z',
         retryAfterSeconds: 32 * 60,
-        lastCallAt: '2026-03-10T14:30:00.000Z',
+        lastCallAt: '2026-03-10T14:32:00.000Z',
       });
     });
 

@@ -5,14 +5,18 @@ import type { Logger } from 'pino';
 import type { SipTrunk } from '../store/entities.js';
 import type { CallRecordWriter, ParticipantStatus } from './call-record-writer.js';
 import { buildDialRequest } from './invite-request.js';
+import type { AgentLink } from './ports/agent-link.js';
 import type { MediaLeg, NetworkQuality } from './ports/media-port.js';
 import type { LegFailure, SignalingLeg, SignalingPort } from './ports/signaling-port.js';
 import { mapSipFailure, type SipFailure } from './sip-failure-mapping.js';
 import type { Timers } from './timers.js';
 
 export interface AttemptOutcome {
-  status: 'answered' | 'busy' | 'missed' | 'failed' | 'cancelled' | 'failed_during_call';
+  status:
+    'answered' | 'busy' | 'missed' | 'failed' | 'cancelled' | 'failed_during_call' | 'voice_mail';
   endCallReason: string;
+  /** Why, beyond the end reason (agent_unreachable, agent_disconnected). */
+  detail?: string;
   sipFailure?: SipFailure;
   startAt?: string;
   endAt: string;
@@ -38,6 +42,7 @@ const SDP_FAILURES = new Set([
 const LOCAL_END_STATUS: Record<string, AttemptOutcome['status']> = {
   no_rtp_stream: 'failed_during_call',
   call_stuck: 'failed_during_call',
+  agent_disconnected: 'failed_during_call',
 };
 
 export class CallAttempt {
@@ -49,6 +54,8 @@ export class CallAttempt {
   private readonly timers: unknown[] = [];
   private resolve!: (o: AttemptOutcome) => void;
   readonly outcome: Promise<AttemptOutcome>;
+  /** The call's agent bridge, started at the answer. */
+  agent: AgentLink | undefined;
 
   constructor(
     private readonly writer: CallRecordWriter,
@@ -86,6 +93,7 @@ export class CallAttempt {
     });
     leg.on('provisional', (e) => this.onProvisional(e.status));
     leg.on('answered', (e) => this.onAnswered(e.sdp));
+    leg.on('dtmf', (e) => this.agent?.dtmf(e.digit));
     leg.on('failed', (e) => this.onFailed(e));
     leg.on('ended', (e) =>
       this.settleConnected(e.by === 'remote' ? 'caller_hungup' : (this.localEnd ?? 'user_hungup')),
@@ -153,6 +161,7 @@ export class CallAttempt {
       this.after(planLeft * 1000, () => this.end('no_seconds_available_in_plan'));
     }
     this.media.on('inactive', () => this.end('no_rtp_stream'));
+    this.agent?.start(this.media, { hangup: (reason) => this.end(reason) });
     this.media.on('stats', (q) => this.writer.write({ networkQuality: q }));
   }
 
@@ -171,9 +180,12 @@ export class CallAttempt {
 
   private settleConnected(reason: string): void {
     if (!this.answered) return;
+    // The agent's socket closing mid-call: the agent side ended it, abnormally.
+    const agentGone = reason === 'agent_disconnected';
     this.settle({
       status: LOCAL_END_STATUS[reason] ?? 'answered',
-      endCallReason: reason,
+      endCallReason: agentGone ? 'user_hungup' : reason,
+      ...(agentGone ? { detail: reason } : {}),
       startAt: this.answeredAt,
       endAt: this.writer.now(),
     });

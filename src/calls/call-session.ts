@@ -10,6 +10,7 @@ import { CallAttempt, type AttemptOutcome } from './call-attempt.js';
 import { CallRecordWriter } from './call-record-writer.js';
 import { LIVE_STATUSES } from './call-status.js';
 import { PRE_DIAL_STATUSES } from './scheduling/scheduler.js';
+import type { AgentLink, AgentLinkFactory } from './ports/agent-link.js';
 import type { MediaLeg, MediaPort } from './ports/media-port.js';
 import type { SignalingPort } from './ports/signaling-port.js';
 import type { Timers } from './timers.js';
@@ -29,6 +30,8 @@ export interface CallSessionDeps {
   retries?: { onCallFinished(record: CallRecord): unknown };
   /** Told when a retry was scheduled (the scheduler polls at once). */
   onScheduled?: () => void;
+  /** Bridges answered calls to their AI agent (none: the call runs without one). */
+  agents?: AgentLinkFactory;
 }
 
 const MEDIA_CLOSE_TIMEOUT_MS = 2000;
@@ -43,6 +46,7 @@ export class CallSession {
   private stopReason: string | undefined;
   private stopCause: 'api' | 'shutdown' | 'watchdog' | undefined;
   private aiParticipant: number | undefined;
+  private agentLink: AgentLink | undefined;
 
   constructor(
     record: CallRecord,
@@ -71,6 +75,14 @@ export class CallSession {
   }
 
   async run(): Promise<CallRecord> {
+    try {
+      return await this.runAttempts();
+    } finally {
+      await this.agentLink?.stop();
+    }
+  }
+
+  private async runAttempts(): Promise<CallRecord> {
     // At most once: only the session that moves the record out of its
     // pre-dial status dials it (a scheduler lease that expired, a restart).
     if (!this.writer.status('trying', {}, 'dial', PRE_DIAL_STATUSES)) {
@@ -99,6 +111,22 @@ export class CallSession {
         endAt: this.writer.now(),
       });
 
+    if (agent && this.deps.agents && !record.isInternalCall) {
+      // No phone rings without an agent: connect before the INVITE.
+      const link = this.deps.agents(record, agent);
+      try {
+        await link.connect();
+        this.agentLink = link;
+      } catch (err) {
+        this.log.warn({ err }, 'agent unreachable: call not dialed');
+        return this.finish({
+          status: 'failed',
+          endCallReason: 'agent_not_found',
+          endAt: this.writer.now(),
+          detail: 'agent_unreachable',
+        });
+      }
+    }
     if (agent) {
       this.aiParticipant = this.writer.addParticipant({
         type: 'ai',
@@ -182,6 +210,7 @@ export class CallSession {
       },
     );
     this.attempt = attempt;
+    attempt.agent = this.agentLink;
     if (this.stopReason) attempt.end(this.stopReason);
     else attempt.start(trunk, number, (this.writer.current.callerId as string | null) ?? null);
 
@@ -241,7 +270,13 @@ export class CallSession {
     return undefined;
   }
 
-  private finish(outcome: AttemptOutcome): CallRecord {
+  private async finish(ended: AttemptOutcome): Promise<CallRecord> {
+    // The agent hears `stop` and may still report its result before it closes.
+    await this.agentLink?.stop();
+    const voicemail = ended.startAt ? this.agentLink?.voicemail() : undefined;
+    const outcome: AttemptOutcome = voicemail
+      ? { ...ended, status: 'voice_mail', endCallReason: voicemail }
+      : ended;
     const rec = this.writer.reload();
     const startAt = outcome.startAt;
     const duration = startAt
@@ -278,6 +313,7 @@ export class CallSession {
       endAt: outcome.endAt,
       duration,
       active: false,
+      ...(outcome.detail ? { endDetail: outcome.detail } : {}),
       ...(this.stopCause ? { endedBy: this.stopCause } : {}),
     });
     this.log.info(

@@ -18,7 +18,8 @@ import type { Config } from './config/config-schema.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { createLogger } from './logger.js';
 import { MediaEngine } from './media/index.js';
-import { createSipStack } from './sip/index.js';
+import { createDrachtioSignaling, type DrachtioSignaling } from './sip/drachtio/index.js';
+import { createSipStack, type SipStack } from './sip/index.js';
 import { openDatabase } from './store/database.js';
 import { createStore } from './store/store.js';
 
@@ -44,29 +45,42 @@ async function main(): Promise<void> {
   if (accounts.bootstrap(config.bootstrap.apiKey))
     log.info('created company "default" with the bootstrap API key');
 
-  if (config.sip.engine !== 'embedded') {
-    console.error(
-      `sip.engine "${config.sip.engine}" is not available in this build; use "embedded"`,
+  let sip: SipStack | undefined;
+  let drachtio: DrachtioSignaling | undefined;
+  let signaling: SignalingPort;
+  if (config.sip.engine === 'drachtio') {
+    // Not awaited: HTTP comes up, and /readyz says not ready until drachtio-server accepts us.
+    drachtio = createDrachtioSignaling(config.drachtio, {
+      logger: log.child({ component: 'drachtio' }),
+    });
+    drachtio.connect().then(
+      () => log.info('drachtio engine ready'),
+      (err: unknown) =>
+        log.error(
+          { err: err instanceof Error ? err.message : String(err) },
+          'drachtio-server connect',
+        ),
     );
-    process.exit(2);
+    signaling = drachtio;
+  } else {
+    const listen = (t: 'udp' | 'tcp') =>
+      config.sip.transports.includes(t)
+        ? { host: config.sip.host, port: config.sip.port }
+        : (false as const);
+    sip = createSipStack(
+      {
+        udp: listen('udp'),
+        tcp: listen('tcp'),
+        advertisedHost: config.sip.advertisedHost || undefined,
+        timers: { T1: config.sip.t1Ms, T2: config.sip.t2Ms, T4: config.sip.t4Ms },
+        userAgent: config.sip.userAgent,
+        authAttemptLimit: config.sip.authAttempts,
+      },
+      { logger: log.child({ component: 'sip' }) },
+    );
+    await sip.start();
+    signaling = sip;
   }
-  const listen = (t: 'udp' | 'tcp') =>
-    config.sip.transports.includes(t)
-      ? { host: config.sip.host, port: config.sip.port }
-      : (false as const);
-  const sip = createSipStack(
-    {
-      udp: listen('udp'),
-      tcp: listen('tcp'),
-      advertisedHost: config.sip.advertisedHost || undefined,
-      timers: { T1: config.sip.t1Ms, T2: config.sip.t2Ms, T4: config.sip.t4Ms },
-      userAgent: config.sip.userAgent,
-      authAttemptLimit: config.sip.authAttempts,
-    },
-    { logger: log.child({ component: 'sip' }) },
-  );
-  await sip.start();
-  const signaling: SignalingPort = sip;
   mkdirSync(config.recording.dir, { recursive: true });
   const media: MediaPort = new MediaEngine({
     bindAddress: config.rtp.host,
@@ -80,7 +94,7 @@ async function main(): Promise<void> {
   });
 
   const trunkHealth =
-    config.sip.optionsPingSeconds > 0
+    config.sip.optionsPingSeconds > 0 && sip
       ? new TrunkHealthTracker(
           store,
           sip.startTrunkMonitor({ trunks: [], intervalMs: config.sip.optionsPingSeconds * 1000 }),
@@ -144,12 +158,19 @@ async function main(): Promise<void> {
     accounts,
     metrics,
     logger: log,
-    readiness: { notReadyReason: () => (dialer.isDraining ? 'shutting down' : undefined) },
+    readiness: {
+      notReadyReason: () =>
+        dialer.isDraining
+          ? 'shutting down'
+          : drachtio && !drachtio.isConnected()
+            ? 'drachtio-server not connected'
+            : undefined,
+    },
   });
   await app.listen({ host: config.http.host, port: config.http.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;
-  const sipUdp = config.sip.transports.includes('udp') ? sip.localAddress('udp') : undefined;
+  const sipUdp = sip && config.sip.transports.includes('udp') ? sip.localAddress('udp') : undefined;
   log.info(
     {
       pid: process.pid,
@@ -176,7 +197,8 @@ async function main(): Promise<void> {
     await dialer.drain(config.http.shutdownGraceMs);
     await app.close();
     trunkHealth?.stop();
-    await sip.stop();
+    await sip?.stop();
+    await drachtio?.stop().catch(() => undefined);
     db.close();
     log.info('stopped');
     process.exit(0);

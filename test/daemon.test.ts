@@ -97,6 +97,20 @@ describe('daemon started with npm start', () => {
     expect(await again.stop('SIGTERM')).toBe(0);
   });
 
+  it('on the drachtio engine without a drachtio-server: serves HTTP, /readyz says not ready', async () => {
+    const d = await startDaemon({
+      GATEWAY_SIP_ENGINE: 'drachtio',
+      DRACHTIO_HOST: '127.0.0.1',
+      DRACHTIO_PORT: '9',
+    });
+    daemons.push(d);
+    expect((await d.api('GET', '/healthz')).status).toBe(200);
+    const ready = await d.api('GET', '/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.json).toEqual({ status: 'not_ready', reason: 'drachtio-server not connected' });
+    expect(await d.stop('SIGTERM')).toBe(0);
+  });
+
   it('exits 2 with a clear message on a bad config', async () => {
     const { code, out } = await run('npm', ['start', '--silent'], {
       GATEWAY_HTTP_PORT: 'eighty',

@@ -28,6 +28,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: {}, defaultFile: '/nonexistent' })).not.toThrow();
   });
 
+  it('the README config table lists every key with its environment variable', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    for (const e of CONFIG_SCHEMA) expect(readme, e.key).toContain(`| \`${e.key}\` | \`${e.env}\` |`);
+  });
+
   it('layers file, GATEWAY_CONFIG file and environment in that order', () => {
     const base = file('base.json', { http: { port: 4000 }, log: { level: 'warn' } });
     const local = file('local.json', { http: { port: 4001 }, sip: { transports: ['udp'] } });

@@ -1,37 +1,28 @@
 // Issue 5: the started daemon dials SIPp far ends through the HTTP API and
 // the record read back with GET tells what happened.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allocatePort, startSipp, type SippProcess } from './runner/sipp-runner.js';
+import { FarEnds } from './support/far-end.js';
 import { finalResponseScenario } from './support/final-response-scenario.js';
 import { startGateway, type Gateway } from './support/gateway-harness.js';
 
 let gw: Gateway;
-const sipps: SippProcess[] = [];
 let n = 0;
 const number = () => `+1212555${String(3000 + n++).padStart(4, '0')}`;
 
-async function farEnd(
+const farEnds = new FarEnds();
+const farEnd = (
   scenario: string,
   keys: Record<string, string> = {},
   rtpEcho = false,
   timeoutSec = 20,
   calls = 1,
-): Promise<SippProcess> {
-  // '-x' entries are plain sipp options; the rest are -key substitutions.
-  const extraArgs = Object.entries(keys).flatMap(([k, v]) =>
-    k.startsWith('-') ? [k, v] : ['-key', k, v],
-  );
-  if (rtpEcho) extraArgs.push('-mp', String(await allocatePort()), '-rtp_echo');
-  const sipp = await startSipp({ scenario, timeoutSec, extraArgs, calls });
-  sipps.push(sipp);
-  return sipp;
-}
+) => farEnds.start(scenario, { keys, rtpEcho, timeoutSec, calls });
 
 beforeAll(async () => {
   gw = await startGateway({}, { outgoing: { ringTimeoutSeconds: 3, maxDurationSeconds: 4 } });
 }, 30_000);
 afterAll(async () => {
-  for (const s of sipps) s.kill();
+  farEnds.killAll();
   await gw?.stop();
 });
 

@@ -4,7 +4,8 @@
 // reachable (see engines.ts and docker/README.md); otherwise it is reported
 // as skipped with the reason in its name.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allocatePort, startSipp, type SippProcess } from '../runner/sipp-runner.js';
+import type { SippProcess } from '../runner/sipp-runner.js';
+import { FarEnds } from '../support/far-end.js';
 import { finalResponseScenario } from '../support/final-response-scenario.js';
 import { startGateway, type Gateway } from '../support/gateway-harness.js';
 import { contractEngines, type Engine } from './engines.js';
@@ -14,26 +15,13 @@ const engines = await contractEngines();
 describe.each(engines)('$name', (engine: Engine) => {
   describe.skipIf(!engine.run)('call lifecycle contract', () => {
     let gw: Gateway;
-    const sipps: SippProcess[] = [];
     let n = 0;
     const number = () => `+1212555${String(6000 + n++).padStart(4, '0')}`;
 
-    /** A SIPp UAS bound where the engine can reach it; '-x' keys are sipp options. */
-    async function farEnd(
-      scenario: string,
-      keys: Record<string, string> = {},
-      rtpEcho = false,
-    ): Promise<SippProcess> {
-      const extraArgs = Object.entries(keys).flatMap(([k, v]) =>
-        k.startsWith('-') ? [k, v] : ['-key', k, v],
-      );
-      // A later -i overrides the runner's loopback one.
-      if (engine.sippHost !== '127.0.0.1') extraArgs.push('-i', engine.sippHost);
-      if (rtpEcho) extraArgs.push('-mp', String(await allocatePort()), '-rtp_echo');
-      const sipp = await startSipp({ scenario, timeoutSec: 20, extraArgs });
-      sipps.push(sipp);
-      return sipp;
-    }
+    const farEnds = new FarEnds();
+    /** A SIPp UAS bound where the engine can reach it. */
+    const farEnd = (scenario: string, keys: Record<string, string> = {}, rtpEcho = false) =>
+      farEnds.start(scenario, { keys, rtpEcho, host: engine.sippHost });
     const trunk = (sipp: SippProcess, extra: Record<string, unknown> = {}) =>
       gw.trunk(sipp.port, { host: engine.sippHost, ...extra });
 
@@ -41,7 +29,7 @@ describe.each(engines)('$name', (engine: Engine) => {
       gw = await startGateway(engine.env, { outgoing: { ringTimeoutSeconds: 3 } });
     }, 30_000);
     afterAll(async () => {
-      for (const s of sipps) s.kill();
+      farEnds.killAll();
       await gw?.stop();
     });
 

@@ -1,18 +1,10 @@
 // The started daemon (npm start, real SQLite file) with a bootstrap key, an
 // agent, and helpers to point trunks at SIPp far ends and follow calls.
+import { FINAL_STATUSES } from '../../src/calls/call-status.js';
 import { startDaemon, type Daemon } from '../../test/support/daemon.js';
 
 export const BOOT_KEY = 'sip-test-bootstrap-key-0123456789abcdef';
-const FINAL = new Set([
-  'answered',
-  'voice_mail',
-  'busy',
-  'missed',
-  'failed',
-  'failed_during_call',
-  'cancelled',
-  'transferred',
-]);
+const FINAL = new Set<string>(FINAL_STATUSES);
 
 export interface Gateway {
   daemon: Daemon;

@@ -1,5 +1,6 @@
 // The one catalogue of error codes the API answers with. Each code has one
 // HTTP status and a line of description; the OpenAPI document lists them.
+import { INITIATE_CALL_FIELDS } from '../calls/initiate-call-request.js';
 import { GatewayError } from '../errors.js';
 
 export interface CatalogueEntry {
@@ -8,29 +9,7 @@ export interface CatalogueEntry {
 }
 
 /** Request fields whose validation failure is `invalid_<snake_case field>`. */
-export const VALIDATED_FIELDS = [
-  'sipTrunkId',
-  'voipPhoneId',
-  'callerId',
-  'outBoundCallerIdPrefix',
-  'destinationNumber',
-  'isInternalCall',
-  'agentId',
-  'contextForAi',
-  'emailAddress',
-  'dynamicVariables',
-  'superVariables',
-  'metadata',
-  'overrideTimeRestriction',
-  'overrideDayRestriction',
-  'useAntiHarassmentProtection',
-  'isWelcomeMessageAIGenerated',
-  'welcomeMessageOverride',
-  'scheduledAt',
-  'retryDelayMinutes',
-  'maxRetries',
-  'additionalPhoneNumbers',
-] as const;
+export const VALIDATED_FIELDS = INITIATE_CALL_FIELDS;
 
 export function fieldErrorCode(field: string): string {
   return `invalid_${field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/^_/, '')}`;

@@ -44,7 +44,8 @@ export const RETRY_DELAY_MINUTES = { min: 30, max: 1440, default: 30 } as const;
 /** DESIGN: 0 to 3 accepted; 0 and 1 both mean a single attempt. */
 export const MAX_RETRIES = { min: 0, max: 3, default: 3 } as const;
 
-const KNOWN_FIELDS = new Set([
+/** Every field of the contract (spec §2.1); anything else is refused. */
+export const INITIATE_CALL_FIELDS = [
   'sipTrunkId',
   'voipPhoneId',
   'callerId',
@@ -66,7 +67,8 @@ const KNOWN_FIELDS = new Set([
   'retryDelayMinutes',
   'maxRetries',
   'additionalPhoneNumbers',
-]);
+] as const;
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(INITIATE_CALL_FIELDS);
 
 /** A 400 naming the field; `code` is `invalid_<field>` unless given. */
 export class RequestValidationError extends GatewayError {

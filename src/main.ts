@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AccountService } from './accounts/account-service.js';
+import { AgentBridge } from './calls/agent-bridge.js';
 import { buildApp } from './api/build-app.js';
 import { CallService } from './calls/call-service.js';
 import { Dialer } from './calls/dialer.js';
@@ -133,6 +134,8 @@ async function main(): Promise<void> {
     media,
     log: log.child({ component: 'calls' }),
     trunkHealth,
+    agents: (record, agent) =>
+      new AgentBridge(record, agent, { store, clock, log: log.child({ component: 'agent' }) }),
     settings: {
       defaultRingTimeoutSeconds: config.calls.defaultRingTimeoutSeconds,
       defaultMaxDurationSeconds: config.calls.defaultMaxDurationSeconds,

@@ -271,9 +271,32 @@ export class AgentConnection extends EventEmitter<AgentConnectionEvents> {
     return this.sendIfStarted(() => this.encoder.mark(name));
   }
 
-  /** Sends `stop`, then closes with 1000. Resolves when the socket has closed. */
-  stop(): Promise<AgentCloseInfo> {
-    if (this.phase === 'started') this.sendIfStarted(() => this.encoder.stop());
+  /**
+   * Sends one of our extension events (e.g. `voicemail`), in the Twilio JSON
+   * style with `sequenceNumber` and `streamSid`. Agents that do not know it
+   * ignore it. False unless started and open.
+   */
+  sendEvent(name: string, payload: Record<string, unknown>): boolean {
+    return this.sendIfStarted(() => this.encoder.event(name, payload));
+  }
+
+  /**
+   * Sends `stop`, then closes with 1000. Resolves when the socket has closed.
+   * With `graceMs`, the agent gets that long after `stop` to send its last
+   * frames (a `result`, a transcript) and close by itself before we close.
+   */
+  async stop(graceMs = 0): Promise<AgentCloseInfo> {
+    if (this.phase === 'started') {
+      this.sendIfStarted(() => this.encoder.stop());
+      if (graceMs > 0) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          this.closed,
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
+        ]);
+        clearTimeout(timer);
+      }
+    }
     return this.close(1000, 'stop');
   }
 

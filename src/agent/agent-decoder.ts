@@ -10,6 +10,7 @@
 import type {
   AgentHangup,
   AgentMessage,
+  AgentOutboundResult,
   AgentResult,
   AgentSendDtmf,
   AgentTranscript,
@@ -108,6 +109,27 @@ const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
       if (!isObject(r.costs) || !Object.values(r.costs).every(isFiniteNumber)) return null;
       result.costs = r.costs as Record<string, number>;
     }
+    if (r.outboundResult !== undefined) {
+      const o = outboundResult(r.outboundResult);
+      if (o === null) return null;
+      result.outboundResult = o;
+    }
+    if (r.voiceCost !== undefined) {
+      if (!isObject(r.voiceCost) || !Object.values(r.voiceCost).every(isFiniteNumber)) return null;
+      result.voiceCost = r.voiceCost as Record<string, number>;
+    }
+    if (r.completionCost !== undefined) {
+      const c = r.completionCost;
+      if (!isObject(c) || !Object.values(c).every((v) => isFiniteNumber(v) || isBool(v)))
+        return null;
+      result.completionCost = c as Record<string, number | boolean>;
+    }
+    for (const key of ['transcriptionCost', 'totalCost'] as const) {
+      const v = r[key];
+      if (v === undefined) continue;
+      if (!isFiniteNumber(v)) return null;
+      result[key] = v;
+    }
     return { event: 'result', data: result };
   },
   voicemail(m) {
@@ -121,11 +143,39 @@ const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
 const RESULT_TEXT_FIELDS = [
   'summary',
   'shortSummary',
-  'outboundResult',
   'funnelStatus',
   'resolutionStatus',
   'conversionStatus',
 ] as const;
+
+const OUTCOME_FLAGS = [
+  'humanJoined',
+  'humanResponded',
+  'askedToNeverCallAgain',
+  'askedToCallBackLater',
+] as const;
+
+/** A label (older agents) or the spec's object; null when malformed. */
+function outboundResult(v: unknown): AgentOutboundResult | string | null {
+  if (typeof v === 'string') return v.length <= MAX_TEXT ? v : null;
+  if (!isObject(v)) return null;
+  const out: AgentOutboundResult = {};
+  for (const key of OUTCOME_FLAGS) {
+    if (v[key] === undefined) continue;
+    if (!isBool(v[key])) return null;
+    out[key] = v[key];
+  }
+  const at = v.dateTimeToCallBack;
+  if (at !== undefined) {
+    if (typeof at !== 'string' || Number.isNaN(Date.parse(at))) return null;
+    out.dateTimeToCallBack = at;
+  }
+  return out;
+}
+
+function isBool(v: unknown): v is boolean {
+  return typeof v === 'boolean';
+}
 
 /** The event's fields: under the key named after the event, else the top level. */
 function body(m: Json, key: string): Json {

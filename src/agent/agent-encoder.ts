@@ -98,6 +98,16 @@ export class AgentEncoder {
     });
   }
 
+  /** One of our extension events, `{event, streamSid, sequenceNumber, [event]: payload}`. */
+  event(name: string, payload: Record<string, unknown>): string {
+    return JSON.stringify({
+      event: name,
+      streamSid: this.id.streamSid,
+      sequenceNumber: this.next(),
+      [name]: payload,
+    });
+  }
+
   stop(): string {
     return JSON.stringify({
       event: 'stop',

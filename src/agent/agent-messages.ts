@@ -80,12 +80,30 @@ export interface AgentResult {
   summary?: string;
   shortSummary?: string;
   postAnalysisResults?: Record<string, unknown>;
-  outboundResult?: string;
+  /** The spec's outcome object, or (older agents) a free-text label. */
+  outboundResult?: AgentOutboundResult | string;
   /** Cost items, e.g. `{ llm: 0.012, tts: 0.004 }`, in the agent's currency. */
   costs?: Record<string, number>;
+  /** The record's cost fields, as the agent computed them (numbers; flags allowed in completionCost). */
+  voiceCost?: Record<string, number>;
+  transcriptionCost?: number;
+  completionCost?: Record<string, number | boolean>;
+  /** The agent's own total (added to the call's totalCost, which also carries the trunk's). */
+  totalCost?: number;
   funnelStatus?: string;
   resolutionStatus?: string;
   conversionStatus?: string;
+}
+
+/** `result.outboundResult` as the call record keeps it. */
+export interface AgentOutboundResult {
+  humanJoined?: boolean;
+  /** The callee spoke (not the SIP answer, not a voicemail). */
+  humanResponded?: boolean;
+  askedToNeverCallAgain?: boolean;
+  askedToCallBackLater?: boolean;
+  /** ISO 8601 date-time the callee asked to be called back at. */
+  dateTimeToCallBack?: string;
 }
 
 export interface AgentVoicemail {

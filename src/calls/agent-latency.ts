@@ -1,0 +1,23 @@
+// Process-wide latency of the agent audio path, for /metrics: every call's
+// AgentBridge records into these two histograms.
+import { LatencyHistogram } from '../agent/index.js';
+
+/** Finer than the agent layer's default: the bridge's own work is sub-millisecond. */
+export const AGENT_LATENCY_BOUNDS_MS = [
+  0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000,
+];
+
+/**
+ * RTP → WS: a callee frame's arrival on the RTP socket (media clock) until
+ * its WebSocket frame is handed to the socket. Suggested metric name
+ * `gateway_agent_rtp_to_ws_latency_ms`.
+ */
+export const agentRtpToWsLatency = new LatencyHistogram(AGENT_LATENCY_BOUNDS_MS);
+
+/**
+ * WS → RTP: an agent audio frame's receipt on the WebSocket until it is
+ * queued for playout (converted, resampled). The 20 ms RTP pacing and any
+ * audio the agent sent ahead of real time come on top. Suggested metric name
+ * `gateway_agent_ws_to_rtp_latency_ms`.
+ */
+export const agentWsToRtpLatency = new LatencyHistogram(AGENT_LATENCY_BOUNDS_MS);

@@ -206,6 +206,74 @@ describe('protections property', () => {
   }, 120_000);
 });
 
+describe('anti-harassment counters property', () => {
+  it('a 4th answered call in a UTC day is always refused, and the runs do try one', async () => {
+    const number = NUMBERS[0]!;
+    const dest = await resolveDestinationZones(number);
+    let refusedDaily = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            // Just past the 1-hour cooldown (from the 2-minute call's end), or longer.
+            gapMs: fc.oneof(
+              { weight: 4, arbitrary: fc.integer({ min: 62 * 60_000, max: 90 * 60_000 }) },
+              { weight: 1, arbitrary: fc.integer({ min: 0, max: 12 * 3600_000 }) },
+            ),
+            answered: fc.oneof(
+              { weight: 4, arbitrary: fc.constant(true) },
+              { weight: 1, arbitrary: fc.constant(false) },
+            ),
+          }),
+          { minLength: 4, maxLength: 40 },
+        ),
+        async (steps) => {
+          const kit = makeKit({ now: '2026-03-10T00:30:00Z' });
+          const answeredAt: number[] = [];
+          for (const [k, step] of steps.entries()) {
+            kit.clock.advance(step.gapMs);
+            const now = kit.clock.now();
+            try {
+              evaluateProtections(
+                {
+                  companyId: kit.companyId,
+                  settings: {},
+                  phoneNumber: number,
+                  // A new agent each time: the 60-second duplicate rule is not what is tested here.
+                  agentId: `agent-${k}`,
+                  overrideTimeRestriction: true,
+                  overrideDayRestriction: true,
+                  antiHarassment: true,
+                  destination: dest,
+                },
+                kit.deps,
+              );
+              addCall(kit, {
+                phoneNumber: number,
+                agentId: `agent-${k}`,
+                useAntiHarassmentProtection: true,
+                ...outcome(step.answered, now),
+              });
+              if (step.answered) answeredAt.push(now);
+            } catch (e) {
+              if (!(e instanceof CallError)) throw e;
+              if (e.code === 'daily_call_limit_reached') refusedDaily++;
+            }
+          }
+          for (const t of answeredAt) {
+            const day = Math.floor(t / 86_400_000);
+            expect(
+              answeredAt.filter((o) => Math.floor(o / 86_400_000) === day).length,
+            ).toBeLessThanOrEqual(3);
+          }
+        },
+      ),
+      { seed: 20261122, numRuns: 200 },
+    );
+    expect(refusedDaily).toBeGreaterThan(0);
+  }, 60_000);
+});
+
 function outcome(answered: boolean, now: number) {
   return answered
     ? { status: 'answered', startAt: iso(now), endAt: iso(now + 120_000) }

@@ -31,13 +31,9 @@ export class CalleeAudioConverter {
   }
 }
 
-/**
- * Agent → call: the agent's payload as MediaLeg.enqueue takes it. PCM frames
- * of odd length keep their last byte for the next frame.
- */
+/** Agent → call: the agent's payload as MediaLeg.enqueue takes it (PCM frames come even-sized). */
 export class AgentAudioReader {
   private readonly rate: number;
-  private carry: number | undefined;
 
   constructor(private readonly format: AgentAudioFormat) {
     this.rate = sampleRateOf(format);
@@ -45,19 +41,10 @@ export class AgentAudioReader {
 
   toMedia(payload: Buffer): { audio: Uint8Array | Int16Array; sampleRate: number } | undefined {
     if (this.format === 'mulaw_8000') return { audio: payload, sampleRate: 8000 };
-    let bytes = payload;
-    if (this.carry !== undefined) {
-      bytes = Buffer.concat([Buffer.of(this.carry), payload]);
-      this.carry = undefined;
-    }
-    if (bytes.length % 2 === 1) {
-      this.carry = bytes[bytes.length - 1];
-      bytes = bytes.subarray(0, bytes.length - 1);
-    }
-    if (bytes.length === 0) return undefined;
-    // s16le on the wire; Int16Array needs an even offset, so copy when odd.
-    const aligned = bytes.byteOffset % 2 === 0 ? bytes : Buffer.from(bytes);
-    const pcm = new Int16Array(aligned.buffer, aligned.byteOffset, aligned.length / 2);
+    if (payload.length < 2) return undefined;
+    // s16le on the wire (little-endian hosts); Int16Array needs an even offset, so copy when odd.
+    const aligned = payload.byteOffset % 2 === 0 ? payload : Buffer.from(payload);
+    const pcm = new Int16Array(aligned.buffer, aligned.byteOffset, aligned.length >> 1);
     return { audio: pcm, sampleRate: this.rate };
   }
 }

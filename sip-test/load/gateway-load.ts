@@ -1,0 +1,464 @@
+// Load run of the whole gateway: the daemon (`npm start`, own SQLite, RTP
+// range outside the ephemeral ports), SIPp as the far end (answers, echoes
+// RTP, waits for our BYE), a stamp-reading echo agent and an RTP probe in
+// their own processes, calls placed through the HTTP API.
+//
+//   npm run load -- [--quick | --smoke] [options]   (--help for the list)
+//
+// Phases: one call (baseline), a concurrency ramp until a quality limit
+// breaks, a call-rate ramp at half the passing concurrency, a 150 % overload
+// against a plan limit, and a soak that must return to idle. Writes
+// <out>.json and <out>.svg; bounded by --max-seconds; kills only what it started.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startChild, type ChildHandle } from './gateway-load/child-role.js';
+import { startFarEnd, type FarEnd } from './gateway-load/far-end.js';
+import {
+  limitedCompanyKey,
+  startGateway,
+  Tenant,
+  type Gateway,
+} from './gateway-load/gateway-client.js';
+import { exposedMetricNames, openWindow } from './gateway-load/measure.js';
+import { parseOptions, type LoadOptions } from './gateway-load/options.js';
+import { Progress } from './gateway-load/progress.js';
+import { renderChart } from './gateway-load/report-chart.js';
+import { fdCount, rssKb, udpSocketsInRange } from './gateway-load/proc-stats.js';
+import { median, round } from './gateway-load/stats.js';
+import { churnStep, holdStep, type StepContext, type StepResult } from './gateway-load/steps.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The figures compared across repeats of a step (medians reported). */
+const FIGURES = [
+  'cpuPct',
+  'cpuPctPerCall',
+  'cpuPctPerCallAboveIdle',
+  'rssKbPerCall',
+  'fdsPerCall',
+  'loopP99Ms',
+  'spacingP50Ms',
+  'spacingP99Ms',
+  'rtpOutRatio',
+  'rtpInRatio',
+  'lossPct',
+  'sustainedCps',
+] as const;
+
+interface StepSummary {
+  label: string;
+  concurrent: number;
+  ratePerSec: number;
+  placed: number;
+  answered: number;
+  failed: number;
+  refusedByStatus: Record<string, number>;
+  apiP50Ms: number;
+  apiP99Ms: number;
+  inviteTo200P50Ms: number;
+  inviteTo200P99Ms: number;
+  rtpToAgentP50Ms: number;
+  rtpToAgentP99Ms: number;
+  agentToRtpP50Ms: number;
+  agentToRtpP99Ms: number;
+  agentStreams: number;
+  probeFlows: number;
+  broken: string[];
+  [figure: string]: unknown;
+}
+
+/** Medians over the repeats of one step; the step breaks when its medians break a limit. */
+function summarizeRepeats(reps: StepResult[], o: LoadOptions): StepSummary {
+  const med = (f: (r: StepResult) => number): number =>
+    round(median(reps.map(f).filter(Number.isFinite)), 4);
+  const s: StepSummary = {
+    label: reps[0]!.label,
+    concurrent: med((r) => r.concurrent),
+    ratePerSec: reps[0]!.ratePerSec,
+    placed: med((r) => r.placed),
+    answered: med((r) => r.answered),
+    failed: Math.max(...reps.map((r) => r.failed)),
+    refusedByStatus: reps[0]!.refusedByStatus,
+    apiP50Ms: med((r) => r.apiMs.p50),
+    apiP99Ms: med((r) => r.apiMs.p99),
+    inviteTo200P50Ms: med((r) => r.inviteTo200Ms.p50),
+    inviteTo200P99Ms: med((r) => r.inviteTo200Ms.p99),
+    rtpToAgentP50Ms: med((r) => r.rtpToAgentMs.p50),
+    rtpToAgentP99Ms: med((r) => r.rtpToAgentMs.p99),
+    agentToRtpP50Ms: med((r) => r.agentToRtpMs.p50),
+    agentToRtpP99Ms: med((r) => r.agentToRtpMs.p99),
+    agentStreams: med((r) => r.agentStreams),
+    probeFlows: med((r) => r.probeFlows),
+    broken: [],
+    repeats: reps.length,
+  };
+  for (const f of FIGURES) s[f] = med((r) => r[f]);
+  const L = o.limits;
+  const v = (k: string) => s[k] as number;
+  if (s.failed > 0) s.broken.push(`${s.failed} admitted calls not answered`);
+  if (v('lossPct') > L.lossPct) s.broken.push(`loss ${v('lossPct')} % > ${L.lossPct} %`);
+  if (v('spacingP99Ms') > L.spacingP99Ms)
+    s.broken.push(`send spacing p99 ${v('spacingP99Ms')} ms > ${L.spacingP99Ms} ms`);
+  if (v('loopP99Ms') > L.loopP99Ms)
+    s.broken.push(`event-loop p99 ${v('loopP99Ms')} ms > ${L.loopP99Ms} ms`);
+  if (v('cpuPct') > L.cpuPct) s.broken.push(`daemon CPU ${v('cpuPct')} % > ${L.cpuPct} %`);
+  return s;
+}
+
+function printTable(title: string, rows: StepSummary[]): void {
+  const head =
+    'step                  conc  ans fail  cpu%  cpu%/call  loop99  spc99  loss%  out/exp  api99  inv99  r→a99  a→r99  cps';
+  const n = (x: unknown, d = 1) =>
+    typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
+  console.log(`\n${title}\n${head}`);
+  for (const r of rows) {
+    console.log(
+      [
+        r.label.padEnd(20),
+        n(r.concurrent, 0).padStart(5),
+        n(r.answered, 0).padStart(4),
+        n(r.failed, 0).padStart(4),
+        n(r.cpuPct).padStart(5),
+        n(r.cpuPctPerCall, 3).padStart(10),
+        n(r.loopP99Ms).padStart(7),
+        n(r.spacingP99Ms, 2).padStart(6),
+        n(r.lossPct, 3).padStart(6),
+        n(r.rtpOutRatio, 3).padStart(8),
+        n(r.apiP99Ms).padStart(6),
+        n(r.inviteTo200P99Ms, 0).padStart(6),
+        n(r.rtpToAgentP99Ms).padStart(6),
+        n(r.agentToRtpP99Ms).padStart(6),
+        n(r.sustainedCps).padStart(5),
+        r.broken.length ? ` BROKEN: ${r.broken.join('; ')}` : '',
+      ].join(' '),
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv.slice(2));
+  const started = new Date();
+  const deadline = performance.now() + o.maxSeconds * 1000;
+  let agent: ChildHandle | undefined;
+  let farEnd: FarEnd | undefined;
+  let gw: Gateway | undefined;
+  let progress: Progress | undefined;
+  let cleaned = false;
+  const cleanup = async (): Promise<void> => {
+    if (cleaned) return;
+    cleaned = true;
+    progress?.stop();
+    farEnd?.stop();
+    agent?.kill();
+    if (gw) {
+      const stopped = gw.daemon.stop('SIGTERM');
+      const late = await Promise.race([stopped.then(() => false), sleep(8000).then(() => true)]);
+      if (late) await gw.daemon.stop('SIGKILL');
+    }
+  };
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => void cleanup().then(() => process.exit(130)));
+  }
+  // The hard bound: whatever is still running 30 s past the budget is stopped.
+  setTimeout(
+    () => {
+      console.error(`gateway-load: over the ${o.maxSeconds} s budget; stopping`);
+      void cleanup().then(() => process.exit(3));
+    },
+    (o.maxSeconds + 30) * 1000,
+  ).unref();
+
+  const report: Record<string, unknown> = {
+    kind: 'gateway-load',
+    mode: o.mode,
+    startedAt: started.toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      loadavgAtStart: loadavg(),
+      shared: true,
+      note: 'other engineers ran tests on the same 2 cores during this run; load generators (SIPp, agent, probe, this runner) share the cores too',
+    },
+    options: { ...o, phases: [...o.phases] },
+  };
+  try {
+    agent = startChild(resolve(HERE, 'gateway-load/stamp-agent.ts'), []);
+    const agentPort = Number((await agent.ready).port);
+    farEnd = await startFarEnd({
+      timeoutSec: o.maxSeconds + 60,
+      farRtpMin: o.farRtpMin,
+      farRtpMax: o.farRtpMax,
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'gw-load-'));
+    const apiKey = `load-${randomBytes(12).toString('hex')}`;
+    gw = await startGateway({
+      GATEWAY_DB_PATH: join(dir, 'gateway.sqlite'),
+      GATEWAY_BOOTSTRAP_API_KEY: apiKey,
+      GATEWAY_RTP_PORT_MIN: String(o.rtpMin),
+      GATEWAY_RTP_PORT_MAX: String(o.rtpMax),
+      GATEWAY_SIP_OPTIONS_PING_SECONDS: '0',
+      GATEWAY_RATE_LIMIT_MAX: '1000000',
+      GATEWAY_LOG_LEVEL: 'info',
+    });
+    const tenant = await Tenant.create(
+      gw,
+      apiKey,
+      `ws://127.0.0.1:${agentPort}/`,
+      farEnd.echoSipPort,
+      farEnd.probeSipPort,
+      0,
+    );
+    progress = new Progress(gw.tracker, deadline);
+    const bridgeFile = resolve(HERE, '../../src/calls/agent-bridge.ts');
+    const mainText = readFileSync(resolve(HERE, '../../src/main.ts'), 'utf8');
+    report.bridge = {
+      fileExists: existsSync(bridgeFile),
+      wiredInMain: /agent-bridge/.test(mainText),
+    };
+    report.daemon = {
+      pid: gw.daemon.pid,
+      rtpRange: [o.rtpMin, o.rtpMax],
+      metrics: await exposedMetricNames(gw),
+    };
+
+    const pid = gw.daemon.pid;
+    const ctx: StepContext = {
+      gw,
+      tenant,
+      probe: farEnd.probe,
+      agent,
+      rtpRange: [o.rtpMin, o.rtpMax],
+      progress,
+      probeEvery: o.probeEvery,
+      limits: o.limits,
+      idleCpuPct: 0,
+      idleRssKb: 0,
+      idleFds: 0,
+    };
+    // Warm-up call (JIT, first-use allocations), then the idle figures.
+    if (o.mode !== 'smoke') {
+      await holdStep(ctx, { phase: 'warm-up', target: 1, rate: 1, windowSec: 1 });
+      await sleep(1000);
+    }
+    progress.step('idle', 0);
+    const idleClose = await openWindow(ctx);
+    await progress.sleep(o.mode === 'smoke' ? 1500 : 3000);
+    const idle = await idleClose();
+    ctx.idleCpuPct = idle.cpuPct;
+    ctx.idleRssKb = idle.rssKb;
+    ctx.idleFds = idle.fds;
+    report.idle = {
+      cpuPct: round(idle.cpuPct, 2),
+      rssKb: idle.rssKb,
+      fds: idle.fds,
+      rtpSockets: idle.rtpSockets,
+      loopP99Ms: round(idle.loopP99Ms, 2),
+    };
+    const timeLeft = () => progress!.timeLeftMs / 1000;
+
+    if (o.phases.has('baseline')) {
+      const reps: StepResult[] = [];
+      for (let i = 0; i < o.repeats && timeLeft() > o.windowSec + 5; i++)
+        reps.push(
+          await holdStep(ctx, { phase: 'one call', target: 1, rate: 1, windowSec: o.windowSec }),
+        );
+      if (reps.length) report.baseline = { summary: summarizeRepeats(reps, o), steps: reps };
+    }
+
+    const ramp: { summary: StepSummary; steps: StepResult[] }[] = [];
+    let largestPassing = 0;
+    let largestPassingExceptSpacing = 0;
+    let limit: { brokenAt: number; why: string[] } | undefined;
+    if (o.phases.has('ramp')) {
+      for (const target of o.ramp) {
+        const need = target / o.fillRate + o.windowSec + 3;
+        if (timeLeft() < need + 2) break;
+        const reps: StepResult[] = [];
+        for (let i = 0; i < o.repeats && timeLeft() > need + 10; i++)
+          reps.push(
+            await holdStep(ctx, {
+              phase: 'ramp',
+              target,
+              rate: o.fillRate,
+              windowSec: o.windowSec,
+            }),
+          );
+        const summary = summarizeRepeats(reps, o);
+        ramp.push({ summary, steps: reps });
+        // Past a spacing-only break the ramp goes on (the trend of the other
+        // figures); any other break ends it.
+        const onlySpacing = summary.broken.every((b) => b.startsWith('send spacing'));
+        if (summary.broken.length && !limit) limit = { brokenAt: target, why: summary.broken };
+        if (!limit) largestPassing = target;
+        if (summary.broken.length && !onlySpacing) break;
+        if (!summary.broken.length || onlySpacing) largestPassingExceptSpacing = target;
+      }
+      report.concurrencyRamp = ramp;
+    }
+    // The rate ramp and the overload run at half the concurrency that held the
+    // limits other than the externally measured send spacing (see the report).
+    const held = largestPassingExceptSpacing || largestPassing || o.ramp[0]!;
+    const half = Math.max(1, Math.floor(held / 2));
+
+    const rateSteps: { summary: StepSummary; steps: StepResult[] }[] = [];
+    let sustained = 0;
+    if (o.phases.has('rate')) {
+      for (const rate of o.rates) {
+        const holdSec = half / rate;
+        const seconds = Math.max(o.rateSeconds, 2 * holdSec + 3);
+        if (timeLeft() < seconds + holdSec + 8) break;
+        const r = await churnStep(ctx, { phase: 'rate', rate, holdSec, seconds });
+        const summary = summarizeRepeats([r], o);
+        if (r.sustainedCps < 0.9 * rate)
+          summary.broken.push(`sustained ${r.sustainedCps}/s < 90 % of ${rate}/s`);
+        rateSteps.push({ summary, steps: [r] });
+        if (summary.broken.length) break;
+        sustained = Math.max(sustained, r.sustainedCps);
+      }
+      report.rateRamp = { concurrent: half, steps: rateSteps };
+    }
+
+    if (o.phases.has('overload') && timeLeft() > o.windowSec + 40) {
+      const cap = Math.max(1, Math.round(held * o.overloadCapFraction));
+      const key = await limitedCompanyKey(gw.daemon.dbPath, cap);
+      const limited = await Tenant.create(
+        gw,
+        key,
+        `ws://127.0.0.1:${agentPort}/`,
+        farEnd.echoSipPort,
+        farEnd.probeSipPort,
+        500_000,
+      );
+      const target = Math.ceil(cap * o.overloadFactor);
+      const r = await holdStep(ctx, {
+        phase: 'overload',
+        target,
+        rate: o.fillRate,
+        windowSec: o.windowSec,
+        tenant: limited,
+      });
+      const summary = summarizeRepeats([r], o);
+      const refused = Object.entries(r.refusedByStatus);
+      const clean = refused.every(([s]) => s === '402' || s === '429');
+      const refusedCount = refused.reduce((a, [, n]) => a + n, 0);
+      if (r.admitted > cap) summary.broken.push(`${r.admitted} admitted > plan limit ${cap}`);
+      if (!clean) summary.broken.push(`refusals not 402/429: ${JSON.stringify(r.refusedByStatus)}`);
+      if (r.admitted + refusedCount !== target) summary.broken.push('requests unaccounted for');
+      report.overload = {
+        planLimit: cap,
+        placed: target,
+        admitted: r.admitted,
+        refused: r.refusedByStatus,
+        refusedCleanly: clean,
+        summary,
+        step: r,
+      };
+    }
+
+    if (o.phases.has('soak') && timeLeft() > o.soakSeconds + 8) {
+      const rate = Math.min(10, Math.max(1, half / 2));
+      const holdSec = half / rate;
+      const r = await churnStep(ctx, { phase: 'soak', rate, holdSec, seconds: o.soakSeconds });
+      await sleep(3000);
+      const after = {
+        liveCalls: gw.tracker.live().length,
+        rtpSockets: udpSocketsInRange(pid, o.rtpMin, o.rtpMax),
+        fds: fdCount(pid),
+        rssKb: rssKb(pid),
+        agentOpenSockets: (await agent.request<{ open: number }>('stats')).open,
+      };
+      const backToIdle =
+        after.liveCalls === 0 &&
+        after.rtpSockets === idle.rtpSockets &&
+        after.fds <= idle.fds + 2 &&
+        after.agentOpenSockets === 0;
+      report.soak = {
+        summary: summarizeRepeats([r], o),
+        step: r,
+        idleBefore: report.idle,
+        after,
+        backToIdle,
+      };
+    }
+
+    const rampRows = ramp.map((s) => s.summary);
+    const passing = rampRows.filter((s) => s.broken.length === 0);
+    const atLimit = passing[passing.length - 1];
+    const withAgent = [...rampRows, ...rateSteps.map((s) => s.summary)].filter(
+      (s) => s.rtpToAgentP99Ms > 0,
+    );
+    const cpuPerCall = passing
+      .filter((s) => s.concurrent >= 10)
+      .map((s) => s.cpuPctPerCall as number);
+    report.summary = {
+      largestConcurrencyHoldingEveryLimit: largestPassing,
+      largestConcurrencyHoldingEveryLimitButSpacing: largestPassingExceptSpacing,
+      limitBrokenAt: limit?.brokenAt ?? null,
+      limitBrokenBy: limit?.why ?? [],
+      callsPerSecondSustained: sustained,
+      daemonCpuPctPerCallAtLargestPassing: atLimit?.cpuPctPerCall ?? null,
+      daemonCpuPctPerCallAboveIdleAtLargestPassing: atLimit?.cpuPctPerCallAboveIdle ?? null,
+      daemonCpuPctPerCallMedianOverPassingSteps: cpuPerCall.length
+        ? round(median(cpuPerCall), 4)
+        : null,
+      callsPerCoreAtLargestPassing: atLimit
+        ? round(100 / (atLimit.cpuPctPerCall as number), 0)
+        : null,
+      agentBridged: withAgent.length > 0,
+      rtpToAgentP99Ms: withAgent.length
+        ? round(median(withAgent.map((s) => s.rtpToAgentP99Ms)), 2)
+        : null,
+      agentToRtpP99Ms: withAgent.length
+        ? round(median(withAgent.map((s) => s.agentToRtpP99Ms)), 2)
+        : null,
+      overloadRefusedCleanly:
+        (report.overload as { refusedCleanly?: boolean } | undefined)?.refusedCleanly ?? null,
+      soakBackToIdle: (report.soak as { backToIdle?: boolean } | undefined)?.backToIdle ?? null,
+      goals: { cpuPctPerCall: 0.4, rtpToAgentP99Ms: 5, agentToRtpP99Ms: 25 },
+    };
+    progress.stop();
+    const base = report.baseline as { summary: StepSummary } | undefined;
+    printTable('per step (medians over repeats)', [
+      ...(base ? [base.summary] : []),
+      ...rampRows,
+      ...rateSteps.map((s) => s.summary),
+      ...(report.overload ? [(report.overload as { summary: StepSummary }).summary] : []),
+      ...(report.soak ? [(report.soak as { summary: StepSummary }).summary] : []),
+    ]);
+    console.log(`\nsummary ${JSON.stringify(report.summary, null, 2)}`);
+    const chartPoints = [...(base ? [base.summary] : []), ...rampRows].map((s) => ({
+      concurrent: s.concurrent,
+      cpuPct: s.cpuPct as number,
+      lossPct: s.lossPct as number,
+      spacingP99Ms: s.spacingP99Ms as number,
+      loopP99Ms: s.loopP99Ms as number,
+    }));
+    report.finishedAt = new Date().toISOString();
+    (report.machine as Record<string, unknown>).loadavgAtEnd = loadavg();
+    mkdirSync(dirname(o.out), { recursive: true });
+    writeFileSync(`${o.out}.json`, JSON.stringify(report, null, 2) + '\n');
+    writeFileSync(
+      `${o.out}.svg`,
+      renderChart(
+        chartPoints,
+        o.limits,
+        `gateway-load ${o.mode} ${report.finishedAt as string} — shared 2-core machine; medians of ${o.repeats} repeat(s)`,
+      ),
+    );
+    console.log(`report: ${o.out}.json, ${o.out}.svg`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error('gateway-load failed:', err);
+    process.exit(1);
+  },
+);

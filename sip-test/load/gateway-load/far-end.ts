@@ -1,0 +1,130 @@
+// The far end of the load run: SIPp answering and echoing RTP (-rtp_echo on
+// its -mp port) for most calls, and a second SIPp whose SDP points at the RTP
+// probe for the sampled probe calls. Both wait for our BYE. Only processes
+// started here are killed, by their pid.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { allocatePort, SCENARIOS } from '../../runner/sipp-runner.js';
+import { startChild, type ChildHandle } from './child-role.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const WAIT_BYE = join(SCENARIOS, 'uas-200-wait-bye-from-us.xml');
+
+export interface FarEnd {
+  echoSipPort: number;
+  probeSipPort: number;
+  probe: ChildHandle;
+  pids(): number[];
+  stop(): void;
+}
+
+async function udpFree(port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const s = createSocket('udp4');
+    s.once('error', () => res(false));
+    s.bind(port, '127.0.0.1', () => s.close(() => res(true)));
+  });
+}
+
+/** An even port p in [min, max] with p..p+3 free on UDP (SIPp binds audio and video pairs). */
+export async function freeRtpPort(min: number, max: number): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const p = min + 2 * Math.floor((Math.random() * (max - min - 4)) / 2);
+    const all = await Promise.all([0, 1, 2, 3].map((d) => udpFree(p + d)));
+    if (all.every(Boolean)) return p;
+  }
+  throw new Error(`no free RTP port in ${min}-${max}`);
+}
+
+function sipp(args: string[], logDir: string, name: string): ChildProcess {
+  const out = openSync(join(logDir, `${name}.log`), 'w');
+  const child = spawn('/usr/bin/sipp', args, { stdio: ['ignore', out, out] });
+  closeSync(out);
+  return child;
+}
+
+async function waitBound(port: number, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 100 && child.exitCode === null; i++) {
+    if (!(await udpFree(port))) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (child.exitCode !== null) throw new Error(`sipp exited with ${child.exitCode}`);
+}
+
+export async function startFarEnd(opts: {
+  timeoutSec: number;
+  farRtpMin: number;
+  farRtpMax: number;
+}): Promise<FarEnd> {
+  const logDir = mkdtempSync(join(tmpdir(), 'gw-load-sipp-'));
+  const probe = startChild(resolve(HERE, 'rtp-probe.ts'), [
+    '--port',
+    String(await freeRtpPort(opts.farRtpMin, opts.farRtpMax)),
+  ]);
+  const probePort = Number((await probe.ready).port);
+  // The probe SIPp's SDP names the probe's port instead of SIPp's own media port.
+  const probeScenario = join(logDir, 'uas-200-wait-bye-to-probe.xml');
+  writeFileSync(
+    probeScenario,
+    readFileSync(WAIT_BYE, 'utf8')
+      .replace('[media_port]', String(probePort))
+      .replace('c=IN IP[media_ip_type] [media_ip]', 'c=IN IP4 127.0.0.1'),
+  );
+  const common = ['-i', '127.0.0.1', '-t', 'u1', '-m', '100000000', '-nostdin'];
+  const timeout = ['-timeout', `${opts.timeoutSec}s`, '-max_recv_loops', '5000'];
+  const echoSipPort = await allocatePort();
+  const echoMediaPort = await freeRtpPort(opts.farRtpMin, opts.farRtpMax);
+  const echo = sipp(
+    [
+      '-sf',
+      WAIT_BYE,
+      '-p',
+      String(echoSipPort),
+      '-rtp_echo',
+      '-mp',
+      String(echoMediaPort),
+      ...common,
+      ...timeout,
+    ],
+    logDir,
+    'sipp-echo',
+  );
+  const probeSipPort = await allocatePort();
+  const probeSipp = sipp(
+    [
+      '-sf',
+      probeScenario,
+      '-p',
+      String(probeSipPort),
+      '-mp',
+      String(await freeRtpPort(opts.farRtpMin, opts.farRtpMax)),
+      ...common,
+      ...timeout,
+    ],
+    logDir,
+    'sipp-probe',
+  );
+  const children = [echo, probeSipp];
+  const stop = (): void => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    probe.kill();
+  };
+  try {
+    await waitBound(echoSipPort, echo);
+    await waitBound(probeSipPort, probeSipp);
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  return {
+    echoSipPort,
+    probeSipPort,
+    probe,
+    pids: () => [...children.map((c) => c.pid ?? -1), probe.pid],
+    stop,
+  };
+}

@@ -1,0 +1,124 @@
+// One measurement window over the daemon and the helpers: CPU from
+// /proc/<pid>/stat deltas, event-loop p99 from /metrics (prom-client resets
+// its histogram at every scrape, so scraping at both ends gives the window's
+// p99), RSS and descriptors at the end, and the probe's and agent's
+// histograms reset at the start.
+import type { ChildHandle } from './child-role.js';
+import type { Gateway } from './gateway-client.js';
+import {
+  cpuWindow,
+  fdCount,
+  metricNames,
+  metricValue,
+  rssKb,
+  udpSocketsInRange,
+} from './proc-stats.js';
+
+/**
+ * prom-client samples the loop with monitorEventLoopDelay({ resolution: 10 }),
+ * and Node records each timer's full interval, so an idle loop reads ~10 ms.
+ */
+const LOOP_SAMPLING_MS = 10;
+
+export interface HistogramSummary {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export interface ProbeStats {
+  flows: number;
+  packets: number;
+  expected: number;
+  spacingMs: HistogramSummary;
+  agentToRtpMs: HistogramSummary;
+  probeLoopP99Ms: number;
+}
+
+export interface AgentStats {
+  connections: number;
+  open: number;
+  started: number;
+  stopped: number;
+  mediaIn: number;
+  rtpToAgentMs: HistogramSummary;
+  agentLoopP99Ms: number;
+}
+
+export interface WindowResult {
+  seconds: number;
+  cpuPct: number;
+  /** Event-loop delay p99 beyond prom-client's 10 ms sampling timer (what the limit checks). */
+  loopP99Ms: number;
+  /** nodejs_eventloop_lag_p99_seconds as exposed: Node records the whole timer interval. */
+  rawLoopP99Ms: number;
+  rssKb: number;
+  fds: number;
+  rtpSockets: number;
+  probe: ProbeStats;
+  agent: AgentStats;
+  /** Histograms the daemon exposes about the agent bridge, if any (name → value). */
+  bridgeMetrics: Record<string, number>;
+}
+
+export interface Observed {
+  gw: Gateway;
+  probe: ChildHandle;
+  agent: ChildHandle;
+  rtpRange: [number, number];
+}
+
+export async function scrapeMetrics(gw: Gateway): Promise<string> {
+  try {
+    const r = await fetch(`${gw.daemon.baseUrl}/metrics`);
+    return await r.text();
+  } catch {
+    return '';
+  }
+}
+
+/** Values of the daemon's agent-latency metrics, when the bridge exports some. */
+function bridgeMetrics(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || !/agent|bridge/i.test(line) || !/latenc|delay/i.test(line))
+      continue;
+    const m = /^(\S+) (\S+)$/.exec(line);
+    if (m) out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
+
+export async function openWindow(o: Observed): Promise<() => Promise<WindowResult>> {
+  await scrapeMetrics(o.gw); // resets the event-loop histogram
+  await o.probe.request('stats', { reset: true });
+  await o.agent.request('stats', { reset: true });
+  const pid = o.gw.daemon.pid;
+  const cpu = cpuWindow(pid);
+  return async () => {
+    const c = cpu();
+    const text = await scrapeMetrics(o.gw);
+    const rawLoop = metricValue(text, 'nodejs_eventloop_lag_p99_seconds') * 1000;
+    const [probe, agent] = await Promise.all([
+      o.probe.request<ProbeStats>('stats', { reset: true }),
+      o.agent.request<AgentStats>('stats', { reset: true }),
+    ]);
+    return {
+      seconds: c.seconds,
+      cpuPct: c.cpuPct,
+      loopP99Ms: Math.max(0, rawLoop - LOOP_SAMPLING_MS),
+      rawLoopP99Ms: rawLoop,
+      rssKb: rssKb(pid),
+      fds: fdCount(pid),
+      rtpSockets: udpSocketsInRange(pid, o.rtpRange[0], o.rtpRange[1]),
+      probe,
+      agent,
+      bridgeMetrics: bridgeMetrics(text),
+    };
+  };
+}
+
+export async function exposedMetricNames(gw: Gateway): Promise<string[]> {
+  return metricNames(await scrapeMetrics(gw));
+}

@@ -1,0 +1,74 @@
+// What the runner reads about the daemon from outside: CPU ticks, RSS and
+// descriptors from /proc/<pid>, UDP sockets it holds in a port range, and
+// values from its Prometheus /metrics.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+
+/** USER_HZ: clock ticks per second for utime/stime (100 on Linux everywhere we run). */
+const TICKS_PER_SECOND = 100;
+
+/** utime + stime of one process, in seconds (fields 14 and 15 of /proc/<pid>/stat). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // the command name (field 2) may contain spaces: split after its closing parenthesis
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** A CPU window: call the returned function to get the % of one core used since. */
+export function cpuWindow(pid: number): () => { cpuPct: number; seconds: number } {
+  const c0 = cpuSeconds(pid);
+  const t0 = performance.now();
+  return () => {
+    const seconds = (performance.now() - t0) / 1000;
+    return { cpuPct: ((cpuSeconds(pid) - c0) / seconds) * 100, seconds };
+  };
+}
+
+export function rssKb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
+
+export function fdCount(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+/** UDP sockets of this process bound to a local port in [min, max]. */
+export function udpSocketsInRange(pid: number, min: number, max: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]!);
+    } catch {
+      // closed between readdir and readlink
+    }
+  }
+  let n = 0;
+  for (const file of ['/proc/net/udp', '/proc/net/udp6']) {
+    let lines: string[];
+    try {
+      lines = readFileSync(file, 'utf8').split('\n').slice(1);
+    } catch {
+      continue;
+    }
+    for (const line of lines) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 10 || !inodes.has(cols[9]!)) continue;
+      const port = parseInt(cols[1]!.split(':')[1] ?? '', 16);
+      if (port >= min && port <= max) n++;
+    }
+  }
+  return n;
+}
+
+/** One sample's value from a Prometheus text exposition (first match), NaN when absent. */
+export function metricValue(text: string, name: string): number {
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([^\\s]+)`, 'm').exec(text);
+  return m ? Number(m[1]) : NaN;
+}
+
+/** Names of the metrics the daemon exposes (for the report: what was available). */
+export function metricNames(text: string): string[] {
+  return [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
+}

@@ -194,6 +194,35 @@ describe('MediaSession on loopback', () => {
     await until(() => received > held + 3);
   });
 
+  it('follows a re-offer to a new port and a new codec', async () => {
+    const a = await engine().createSession();
+    const first = createSocket('udp4');
+    const second = createSocket('udp4');
+    await new Promise<void>((r) => first.bind(0, '127.0.0.1', r));
+    await new Promise<void>((r) => second.bind(0, '127.0.0.1', r));
+    const offer = (port: number, pts: string): string =>
+      `v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio ${port} RTP/AVP ${pts}\r\n`;
+    const h = createRtpHeader();
+    const got: number[] = [];
+    second.on('message', (m) => {
+      parseRtpPacket(m, h);
+      got.push(h.payloadType);
+    });
+    expect(a.answerOffer(offer(first.address().port, '0'))).toContain(' RTP/AVP 0');
+    await sleep(60);
+    const answer = a.answerOffer(offer(second.address().port, '8 0'));
+    expect(answer).toContain(' RTP/AVP 8\r\n');
+    expect(a.media).toMatchObject({ codec: 'PCMA', remotePort: second.address().port });
+    await until(() => got.length > 3);
+    expect(new Set(got)).toEqual(new Set([8]));
+    expect(() => a.answerOffer(offer(first.address().port, '18'))).toThrow(
+      expect.objectContaining({ code: 'no_selected_codec' }),
+    );
+    expect(a.media?.codec).toBe('PCMA'); // a refused re-offer leaves the media as it was
+    first.close();
+    second.close();
+  });
+
   it('latches onto the address the far end really sends from (symmetric RTP)', async () => {
     const a = await engine().createSession();
     const far = createSocket('udp4');

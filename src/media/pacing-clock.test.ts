@@ -21,7 +21,7 @@ function recorder(clock: FakeMediaClock): {
 describe('PacingClock', () => {
   it('ticks every 20 ms on an absolute schedule, spreading targets over slots', () => {
     const clock = new FakeMediaClock();
-    const pacing = new PacingClock(clock, { slots: 4, leadMs: 0 });
+    const pacing = new PacingClock(clock, { slots: 4, leadMs: 0, minPerSlot: 1 });
     const a = recorder(clock);
     const b = recorder(clock);
     pacing.add(a);
@@ -30,6 +30,19 @@ describe('PacingClock', () => {
     expect(a.frames).toEqual([...Array(11).keys()]);
     expect(a.times.slice(0, 3)).toEqual([0, 20, 40]);
     expect(b.times.slice(0, 3)).toEqual([5, 25, 45]);
+  });
+
+  it('fills one slot before opening the next, and wakes only for occupied slots', () => {
+    const clock = new FakeMediaClock();
+    const pacing = new PacingClock(clock, { slots: 4, leadMs: 0, minPerSlot: 2 });
+    const handles = [1, 2, 3, 4, 5].map(() => pacing.add({ onPacingTick: () => {} }));
+    expect(handles.map((h) => h.slot)).toEqual([0, 0, 1, 1, 2]);
+    clock.advance(1000);
+    expect(pacing.stats().wakeups).toBeLessThanOrEqual(3 * 51); // 3 of 4 slots occupied
+    for (const h of handles.slice(2)) pacing.remove(h);
+    const before = pacing.stats().wakeups;
+    clock.advance(1000);
+    expect(pacing.stats().wakeups - before).toBeLessThanOrEqual(51);
   });
 
   it('does not drift when timers fire late', () => {

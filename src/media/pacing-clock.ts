@@ -26,6 +26,8 @@ export interface PacingClockOptions {
   leadMs?: number;
   /** Late frames sent back to back before the schedule skips (default 5). */
   maxCatchUpFrames?: number;
+  /** Targets a slot takes before the next slot is opened (default 50). */
+  minPerSlot?: number;
 }
 
 export interface PacingHandle {
@@ -52,6 +54,7 @@ export class PacingClock {
   private readonly slotMs: number;
   private readonly leadMs: number;
   private readonly maxCatchUpTicks: number;
+  private readonly minPerSlot: number;
   private readonly members: PacingHandle[][];
   private count = 0;
   private t0 = 0;
@@ -76,6 +79,7 @@ export class PacingClock {
     this.slotMs = this.frameMs / this.slots;
     this.leadMs = options.leadMs ?? 1;
     this.maxCatchUpTicks = (options.maxCatchUpFrames ?? 5) * this.slots;
+    this.minPerSlot = Math.max(1, options.minPerSlot ?? 50);
     this.members = Array.from({ length: this.slots }, () => []);
     this.lastLate = new Float64Array(this.slots).fill(NaN);
   }
@@ -105,10 +109,15 @@ export class PacingClock {
     return this.nextTick % this.slots <= slot ? frame : frame + 1;
   }
 
-  /** Adds a target to the least loaded slot; the clock starts with its first target. */
+  /**
+   * Adds a target to the least loaded slot; the clock starts with its first
+   * target. Slots fill up to `minPerSlot` targets before the next one is
+   * opened, so a few calls wake the process once a frame, not `slots` times.
+   */
   add(target: PacedTarget): PacingHandle {
+    const open = Math.min(this.slots, 1 + Math.floor(this.count / this.minPerSlot));
     let slot = 0;
-    for (let s = 1; s < this.slots; s++) {
+    for (let s = 1; s < open; s++) {
       if (this.members[s]!.length < this.members[slot]!.length) slot = s;
     }
     const list = this.members[slot]!;
@@ -182,6 +191,8 @@ export class PacingClock {
   }
 
   private arm(): void {
+    // no wake-up for a slot nobody is in (count > 0: some slot is not empty)
+    while (this.members[this.nextTick % this.slots]!.length === 0) this.nextTick++;
     const due = this.t0 + this.nextTick * this.slotMs;
     const delay = due - this.leadMs - this.clock.now();
     this.timer = this.clock.setTimer(this.wake, delay > 0 ? delay : 0);

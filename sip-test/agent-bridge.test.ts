@@ -217,6 +217,25 @@ describe('agent bridge through the daemon (SIPp callee)', () => {
     expect(hz).toBeLessThan(1050);
   }, 30_000);
 
+  it('the agent socket dropping mid-call ends it: BYE, failed_during_call / agent_disconnected', async () => {
+    const server = await AgentServer.listen((s) => {
+      void s
+        .started(10_000)
+        .then(() => setTimeout(() => s.ws.terminate(), 300))
+        .catch(() => undefined);
+    });
+    const agentId = await agentAt(server);
+    const sipp = await farEnd('uas-200-te-echo-agent-bye.xml', true);
+    const callId = await gw.call(await gw.trunk(sipp.port), number(), { agentId });
+    const rec = await gw.waitFor(callId);
+    expect(rec).toMatchObject({
+      status: 'failed_during_call',
+      endCallReason: 'user_hungup',
+      endDetail: 'agent_disconnected',
+    });
+    expect((await sipp.done).code).toBe(0);
+  }, 30_000);
+
   it('agent down (connection refused): no INVITE, failed / agent_not_found, agent_unreachable', async () => {
     const sipp = await farEnd('uas-200-wait-bye-from-us.xml', false, 4);
     const callId = await gw.call(await gw.trunk(sipp.port), number()); // harness agent: ws://127.0.0.1:9

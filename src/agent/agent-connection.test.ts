@@ -87,6 +87,33 @@ describe('AgentConnection, mulaw_8000 (Twilio JSON)', () => {
     expect(conn.sentAudioMs).toBe(60);
   });
 
+  it('sendEvent: our extension event in the Twilio style', async () => {
+    const { conn, agent } = await setup();
+    expect(conn.sendEvent('voicemail', { result: 'machine' })).toBe(false); // not started
+    conn.start();
+    expect(conn.sendEvent('voicemail', { result: 'machine' })).toBe(true);
+    expect(await agent.waitForEvent('voicemail')).toEqual({
+      event: 'voicemail',
+      streamSid: 'MZtest',
+      sequenceNumber: '2',
+      voicemail: { result: 'machine' },
+    });
+  });
+
+  it('stop with a grace period: the agent answers stop with a result, then closes itself', async () => {
+    const { conn, agent } = await setup();
+    const results: unknown[] = [];
+    conn.on('result', (r) => results.push(r));
+    conn.start();
+    void agent.waitForEvent('stop').then(() => {
+      agent.send({ event: 'result', result: { summary: 'late' } });
+      agent.ws.close(1000, 'bye');
+    });
+    const info = await conn.stop(2000);
+    expect(results).toEqual([{ summary: 'late' }]);
+    expect(info).toMatchObject({ code: 1000, byUs: false });
+  });
+
   it('sends dtmf, mark and stop, then closes by us', async () => {
     const { conn, agent } = await setup();
     conn.start();

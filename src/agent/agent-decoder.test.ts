@@ -139,3 +139,35 @@ describe('decodeAgentFrame: what is not a message', () => {
     );
   });
 });
+
+describe('decodeAgentFrame: result, the record fields', () => {
+  it('outboundResult as the spec object, cost fields as given', () => {
+    const result = {
+      outboundResult: {
+        humanResponded: true,
+        askedToCallBackLater: true,
+        dateTimeToCallBack: '2026-01-06T09:00:00Z',
+      },
+      voiceCost: { cost: 0.01, totalCost: 0.01 },
+      completionCost: { inputTokens: 10, totalCost: 0.002, speculative: false },
+      transcriptionCost: 0.003,
+      totalCost: 0.02,
+    };
+    expect(decodeAgentFrame(j({ event: 'result', result }))).toEqual({
+      kind: 'message',
+      message: { event: 'result', data: result },
+    });
+  });
+
+  it.each([
+    ['a flag that is not a boolean', { outboundResult: { askedToNeverCallAgain: 'yes' } }],
+    ['a callback time that is not a date', { outboundResult: { dateTimeToCallBack: 'soon' } }],
+    ['a text voiceCost', { voiceCost: { cost: 'x' } }],
+    ['a text totalCost', { totalCost: '1' }],
+  ])('%s is invalid', (_name, result) => {
+    expect(decodeAgentFrame(j({ event: 'result', result }))).toEqual({
+      kind: 'invalid',
+      event: 'result',
+    });
+  });
+});

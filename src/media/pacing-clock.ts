@@ -56,6 +56,8 @@ export class PacingClock {
   private readonly maxCatchUpTicks: number;
   private readonly minPerSlot: number;
   private readonly members: PacingHandle[][];
+  /** The targets of each slot, parallel to `members` (the tick loop reads only these). */
+  private readonly targets: PacedTarget[][];
   private count = 0;
   private t0 = 0;
   /** Global tick number (frame × slots + slot) of the next tick to run. */
@@ -81,6 +83,7 @@ export class PacingClock {
     this.maxCatchUpTicks = (options.maxCatchUpFrames ?? 5) * this.slots;
     this.minPerSlot = Math.max(1, options.minPerSlot ?? 50);
     this.members = Array.from({ length: this.slots }, () => []);
+    this.targets = Array.from({ length: this.slots }, () => []);
     this.lastLate = new Float64Array(this.slots).fill(NaN);
   }
 
@@ -123,16 +126,20 @@ export class PacingClock {
     const list = this.members[slot]!;
     const handle: PacingHandle = { slot, index: list.length, target };
     list.push(handle);
+    this.targets[slot]!.push(target);
     if (this.count++ === 0) this.start();
     return handle;
   }
 
   remove(handle: PacingHandle): void {
     const list = this.members[handle.slot]!;
+    const targets = this.targets[handle.slot]!;
     if (list[handle.index] !== handle) return;
     const last = list.pop()!;
+    const lastTarget = targets.pop()!;
     if (last !== handle) {
       list[handle.index] = last;
+      targets[handle.index] = lastTarget;
       last.index = handle.index;
     }
     handle.index = -1;
@@ -182,11 +189,11 @@ export class PacingClock {
   };
 
   private runSlot(slot: number, frame: number): void {
-    const list = this.members[slot]!;
+    const list = this.targets[slot]!;
     // iterate backwards: a target removing itself swaps in one already run
     for (let i = list.length - 1; i >= 0; i--) {
-      const h = list[i];
-      if (h) h.target.onPacingTick(frame);
+      const t = list[i];
+      if (t) t.onPacingTick(frame);
     }
   }
 

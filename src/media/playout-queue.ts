@@ -64,8 +64,11 @@ export class PlayoutQueue {
     while (copied < length && this.queued > 0) {
       const chunk = this.chunks[this.head]!;
       const n = Math.min(length - copied, chunk.length - this.headOffset);
-      if (Buffer.isBuffer(chunk) && Buffer.isBuffer(out)) {
-        chunk.copy(out, offset + copied, this.headOffset, this.headOffset + n); // no view allocated
+      if (n <= 320) {
+        // a frame's worth: a plain loop beats allocating a view or a native call
+        const from = this.headOffset;
+        const to = offset + copied;
+        for (let i = 0; i < n; i++) out[to + i] = chunk[from + i]!;
       } else {
         out.set(chunk.subarray(this.headOffset, this.headOffset + n), offset + copied);
       }

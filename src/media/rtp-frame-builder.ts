@@ -39,9 +39,14 @@ export class RtpFrameBuilder {
     private readonly dtmf: TelephoneEventSender,
   ) {
     this.sequenceNumber = initialSequence;
+    // one allocation for the whole ring: the per-frame path touches one region
+    const audioSize = RTP_HEADER_SIZE + FRAME_SAMPLES;
+    const eventSize = RTP_HEADER_SIZE + 4;
+    const slab = Buffer.alloc(RING * (audioSize + eventSize));
     for (let i = 0; i < RING; i++) {
-      this.audio.push(Buffer.alloc(RTP_HEADER_SIZE + FRAME_SAMPLES));
-      this.events.push(Buffer.alloc(RTP_HEADER_SIZE + 4));
+      this.audio.push(slab.subarray(i * audioSize, (i + 1) * audioSize));
+      const e = RING * audioSize + i * eventSize;
+      this.events.push(slab.subarray(e, e + eventSize));
       this.silent.push(false);
     }
   }

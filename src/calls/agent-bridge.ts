@@ -124,7 +124,6 @@ export class AgentBridge implements AgentLink {
       },
       connectTimeoutMs: this.deps.connectTimeoutMs ?? 5000,
       closeTimeoutMs: CLOSE_TIMEOUT_MS,
-      latency: this.latency.rtpToWs,
       clock: this.monotonic,
       ...(this.deps.headers ? { headers: this.deps.headers } : {}),
     });
@@ -227,7 +226,10 @@ export class AgentBridge implements AgentLink {
     if (!conn || this.stopping) return;
     const needsPcm = this.detector !== undefined || conn.audioFormat !== 'mulaw_8000';
     const pcm = needsPcm ? CalleeAudioConverter.pcm8k(frame.ulaw) : undefined;
-    conn.sendAudio(toAgent.toAgent(frame.ulaw, pcm), frame.mediaTimeMs, frame.receivedAt);
+    // The connection records this call's RTP → WS; the process-wide histogram here.
+    if (conn.sendAudio(toAgent.toAgent(frame.ulaw, pcm), frame.mediaTimeMs, frame.receivedAt)) {
+      this.latency.rtpToWs.record(this.monotonic.now() - frame.receivedAt);
+    }
     if (this.detector && pcm) {
       for (const e of this.detector.push(pcm)) this.onVoicemailEvent(e);
       if (this.detector.done) this.detector = undefined;

@@ -238,7 +238,11 @@ describe('agent bridge through the daemon (SIPp callee)', () => {
 
   it('agent down (connection refused): no INVITE, failed / agent_not_found, agent_unreachable', async () => {
     const sipp = await farEnd('uas-200-wait-bye-from-us.xml', false, 4);
-    const callId = await gw.call(await gw.trunk(sipp.port), number()); // harness agent: ws://127.0.0.1:9
+    const down = await gw.api('POST', '/api/v1/agents', {
+      name: 'down',
+      websocketUrl: 'ws://127.0.0.1:9/agent', // discard port: connection refused
+    });
+    const callId = await gw.call(await gw.trunk(sipp.port), number(), { agentId: down.json.id });
     const rec = await gw.waitFor(callId);
     expect(rec).toMatchObject({
       status: 'failed',

@@ -301,7 +301,7 @@ describe('plan limits while calls are live', () => {
       ).out,
     ).key as string;
     const agent = (
-      await gw.api('POST', '/api/v1/agents', { name: 'a', websocketUrl: 'ws://127.0.0.1:9/a' }, key)
+      await gw.api('POST', '/api/v1/agents', { name: 'a', websocketUrl: gw.agentServer.url }, key)
     ).json.id;
     const sipp = await startSipp({
       scenario: 'uas-200-wait-bye-from-us.xml',

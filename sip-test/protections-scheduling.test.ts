@@ -38,7 +38,7 @@ async function sipp(
 
 async function agent(gw: Gateway): Promise<string> {
   return (
-    await gw.api('POST', '/api/v1/agents', { name: `a${n++}`, websocketUrl: 'ws://127.0.0.1:9/a' })
+    await gw.api('POST', '/api/v1/agents', { name: `a${n++}`, websocketUrl: gw.agentServer.url })
   ).json.id;
 }
 

@@ -1,6 +1,7 @@
 // The started daemon (npm start, real SQLite file) with a bootstrap key, an
 // agent, and helpers to point trunks at SIPp far ends and follow calls.
 import { FINAL_STATUSES } from '../../src/calls/call-status.js';
+import { AgentServer } from '../../test/agents/agent-server.js';
 import { startDaemon, type Daemon } from '../../test/support/daemon.js';
 
 export const BOOT_KEY = 'sip-test-bootstrap-key-0123456789abcdef';
@@ -9,6 +10,8 @@ const FINAL = new Set<string>(FINAL_STATUSES);
 export interface Gateway {
   daemon: Daemon;
   agentId: string;
+  /** The default agent's WebSocket server (a quiet one). */
+  agentServer: AgentServer;
   api(
     method: string,
     path: string,
@@ -45,9 +48,11 @@ export async function startGateway(
   });
   const api: Gateway['api'] = (method, path, body, key = BOOT_KEY) =>
     daemon.api(method, path, body, { 'x-api-key': key });
+  // A quiet agent on loopback: calls are bridged to it (no phone rings without an agent).
+  const agentServer = await AgentServer.listen();
   const created = await api('POST', '/api/v1/agents', {
     name: 'test-agent',
-    websocketUrl: 'ws://127.0.0.1:9/agent',
+    websocketUrl: agentServer.url,
     ...agent,
   });
   if (created.status !== 201) throw new Error(`agent: ${JSON.stringify(created.json)}`);
@@ -106,7 +111,12 @@ export async function startGateway(
         `call ${callId} did not reach ${status ?? 'a final status'} in ${timeoutMs} ms; last: ${JSON.stringify(last)}`,
       );
     },
-    stop: () => daemon.stop('SIGTERM'),
+    agentServer,
+    stop: async () => {
+      const code = await daemon.stop('SIGTERM');
+      await agentServer.close();
+      return code;
+    },
   };
 }
 

@@ -31,6 +31,9 @@ export interface AttemptSettings {
   planSecondsLeft: number | null;
 }
 
+/** How often a live call's networkQuality is written to the record. */
+const STATS_WRITE_INTERVAL_MS = 30_000;
+
 const SDP_FAILURES = new Set([
   'no_selected_codec',
   'no_remote_rtp_address',
@@ -162,7 +165,15 @@ export class CallAttempt {
     }
     this.media.on('inactive', () => this.end('no_rtp_stream'));
     this.agent?.start(this.media, { hangup: (reason) => this.end(reason) });
-    this.media.on('stats', (q) => this.writer.write({ networkQuality: q }));
+    // Refreshed while the call runs, but each write is an fsync (synchronous=FULL):
+    // at most every STATS_WRITE_INTERVAL_MS; the final figures are written at the end.
+    let lastStatsWrite = 0;
+    this.media.on('stats', (q) => {
+      const at = Date.parse(this.writer.now());
+      if (at - lastStatsWrite < STATS_WRITE_INTERVAL_MS) return;
+      lastStatsWrite = at;
+      this.writer.write({ networkQuality: q });
+    });
   }
 
   private onFailed(f: LegFailure): void {

@@ -43,6 +43,9 @@ describe('PacingClock', () => {
     const before = pacing.stats().wakeups;
     clock.advance(1000);
     expect(pacing.stats().wakeups - before).toBeLessThanOrEqual(51);
+    // empty slots leave no spacing samples: every interval of an occupied slot is 20 ms
+    const spacing = pacing.spacingHistogram();
+    expect(spacing.reduce((x, y) => x + y, 0)).toBe(spacing[0]);
   });
 
   it('does not drift when timers fire late', () => {

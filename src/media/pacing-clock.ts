@@ -125,6 +125,7 @@ export class PacingClock {
     }
     const list = this.members[slot]!;
     const handle: PacingHandle = { slot, index: list.length, target };
+    if (list.length === 0) this.lastLate[slot] = NaN; // a slot reopened: no interval yet
     list.push(handle);
     this.targets[slot]!.push(target);
     if (this.count++ === 0) this.start();
@@ -175,13 +176,15 @@ export class PacingClock {
       if (late > this.counters.maxLateMs) this.counters.maxLateMs = late;
       const tick = this.nextTick++;
       const slot = tick % this.slots;
-      const prev = this.lastLate[slot]!;
-      if (prev === prev) {
-        const bin = Math.round(Math.abs(late - prev) / SPACING_BIN_MS);
-        this.spacing[bin < SPACING_BINS ? bin : SPACING_BINS - 1]!++;
+      if (this.targets[slot]!.length > 0) {
+        const prev = this.lastLate[slot]!;
+        if (prev === prev) {
+          const bin = Math.round(Math.abs(late - prev) / SPACING_BIN_MS);
+          this.spacing[bin < SPACING_BINS ? bin : SPACING_BINS - 1]!++;
+        }
+        this.lastLate[slot] = late;
+        this.runSlot(slot, Math.floor(tick / this.slots));
       }
-      this.lastLate[slot] = late;
-      this.runSlot(slot, Math.floor(tick / this.slots));
       this.counters.ticks++;
       due = this.t0 + this.nextTick * this.slotMs;
     }

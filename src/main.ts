@@ -5,6 +5,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AccountService } from './accounts/account-service.js';
 import { AgentBridge } from './calls/agent-bridge.js';
 import { buildApp } from './api/build-app.js';
+import { agentRtpToWsLatency, agentWsToRtpLatency } from './calls/agent-latency.js';
 import { CallService } from './calls/call-service.js';
 import { Dialer } from './calls/dialer.js';
 import { resolveDestinationZones } from './calls/protections/destination-zones.js';
@@ -17,8 +18,10 @@ import { TrunkHealthTracker } from './calls/trunk-health.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config/config-schema.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
+import { registerGatewayMetrics } from './gateway-metrics.js';
 import { createLogger } from './logger.js';
 import { MediaEngine } from './media/index.js';
+import { SPACING_BIN_MS } from './media/pacing-clock.js';
 import { createDrachtioSignaling, type DrachtioSignaling } from './sip/drachtio/index.js';
 import { createSipStack, type SipStack } from './sip/index.js';
 import { openDatabase } from './store/database.js';
@@ -83,7 +86,7 @@ async function main(): Promise<void> {
     signaling = sip;
   }
   mkdirSync(config.recording.dir, { recursive: true });
-  const media: MediaPort = new MediaEngine({
+  const engine = new MediaEngine({
     bindAddress: config.rtp.host,
     advertisedAddress: config.rtp.advertisedIp || config.rtp.host,
     rtpPortMin: config.rtp.portMin,
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
     inactivityTimeoutSec: config.rtp.inactivitySeconds,
     recordingDirectory: config.recording.dir,
   });
+  const media: MediaPort = engine;
 
   const trunkHealth =
     config.sip.optionsPingSeconds > 0 && sip
@@ -148,6 +152,13 @@ async function main(): Promise<void> {
 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
+  registerGatewayMetrics(metrics, {
+    agentLatency: { rtpToWs: agentRtpToWsLatency, wsToRtp: agentWsToRtpLatency },
+    media: engine,
+    spacingBinMs: SPACING_BIN_MS,
+    calls: dialer,
+    sip,
+  });
   const calls = new CallService(store, clock, {
     dispatcher: dialer,
     trunkHealth,

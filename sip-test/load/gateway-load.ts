@@ -5,6 +5,11 @@
 //
 //   npm run load -- [--quick | --smoke] [options]   (--help for the list)
 //
+// Every step reports the daemon's own figures from its /metrics (added
+// latency each way in the agent bridge, the pacing schedule's send spacing,
+// event-loop delay) beside the external ones measured by the probe and the
+// stamping agent, which include those processes' scheduling.
+//
 // Phases: one call (baseline), a concurrency ramp until a quality limit
 // breaks, a call-rate ramp at half the passing concurrency, a 150 % overload
 // against a plan limit, and a soak that must return to idle. Writes
@@ -15,6 +20,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startChild, type ChildHandle } from './gateway-load/child-role.js';
+import { cpuProfileEnv } from './gateway-load/cpu-profile.js';
 import { startFarEnd, type FarEnd } from './gateway-load/far-end.js';
 import {
   limitedCompanyKey,
@@ -43,6 +49,9 @@ const FIGURES = [
   'loopP99Ms',
   'spacingP50Ms',
   'spacingP99Ms',
+  'daemonSpacingP50Ms',
+  'daemonSpacingP99Ms',
+  'pacingSkippedTicks',
   'rtpOutRatio',
   'rtpInRatio',
   'lossPct',
@@ -65,9 +74,15 @@ interface StepSummary {
   rtpToAgentP99Ms: number;
   agentToRtpP50Ms: number;
   agentToRtpP99Ms: number;
+  daemonRtpToWsP50Ms: number;
+  daemonRtpToWsP99Ms: number;
+  daemonWsToRtpP50Ms: number;
+  daemonWsToRtpP99Ms: number;
   agentStreams: number;
   probeFlows: number;
   broken: string[];
+  /** What `broken` would say with the spacing limit checked on the daemon's own spacing. */
+  brokenWithDaemonSpacing: string[];
   [figure: string]: unknown;
 }
 
@@ -91,9 +106,14 @@ function summarizeRepeats(reps: StepResult[], o: LoadOptions): StepSummary {
     rtpToAgentP99Ms: med((r) => r.rtpToAgentMs.p99),
     agentToRtpP50Ms: med((r) => r.agentToRtpMs.p50),
     agentToRtpP99Ms: med((r) => r.agentToRtpMs.p99),
+    daemonRtpToWsP50Ms: med((r) => r.daemonRtpToWsMs.p50),
+    daemonRtpToWsP99Ms: med((r) => r.daemonRtpToWsMs.p99),
+    daemonWsToRtpP50Ms: med((r) => r.daemonWsToRtpMs.p50),
+    daemonWsToRtpP99Ms: med((r) => r.daemonWsToRtpMs.p99),
     agentStreams: med((r) => r.agentStreams),
     probeFlows: med((r) => r.probeFlows),
     broken: [],
+    brokenWithDaemonSpacing: [],
     repeats: reps.length,
   };
   for (const f of FIGURES) s[f] = med((r) => r[f]);
@@ -106,12 +126,25 @@ function summarizeRepeats(reps: StepResult[], o: LoadOptions): StepSummary {
   if (v('loopP99Ms') > L.loopP99Ms)
     s.broken.push(`event-loop p99 ${v('loopP99Ms')} ms > ${L.loopP99Ms} ms`);
   if (v('cpuPct') > L.cpuPct) s.broken.push(`daemon CPU ${v('cpuPct')} % > ${L.cpuPct} %`);
+  s.brokenWithDaemonSpacing = s.broken.filter((b) => !b.startsWith('send spacing'));
+  if (v('daemonSpacingP99Ms') > L.spacingP99Ms)
+    s.brokenWithDaemonSpacing.push(
+      `in-daemon send spacing p99 ${v('daemonSpacingP99Ms')} ms > ${L.spacingP99Ms} ms`,
+    );
   return s;
+}
+
+/** Median of one figure over steps, null when none has it. */
+function medianOf(rows: StepSummary[], key: string): number | null {
+  const xs = rows
+    .map((r) => r[key])
+    .filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  return xs.length ? round(median(xs), 3) : null;
 }
 
 function printTable(title: string, rows: StepSummary[]): void {
   const head =
-    'step                  conc  ans fail  cpu%  cpu%/call  loop99  spc99  loss%  out/exp  api99  inv99  r→a99  a→r99  cps';
+    'step                  conc  ans fail  cpu%  cpu%/call  loop99  spc99 dspc99  loss%  out/exp  api99  inv99  r→a99  a→r99  dr→w50 dr→w99 dw→r50 dw→r99  cps';
   const n = (x: unknown, d = 1) =>
     typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
   console.log(`\n${title}\n${head}`);
@@ -126,12 +159,17 @@ function printTable(title: string, rows: StepSummary[]): void {
         n(r.cpuPctPerCall, 3).padStart(10),
         n(r.loopP99Ms).padStart(7),
         n(r.spacingP99Ms, 2).padStart(6),
+        n(r.daemonSpacingP99Ms, 2).padStart(6),
         n(r.lossPct, 3).padStart(6),
         n(r.rtpOutRatio, 3).padStart(8),
         n(r.apiP99Ms).padStart(6),
         n(r.inviteTo200P99Ms, 0).padStart(6),
         n(r.rtpToAgentP99Ms).padStart(6),
         n(r.agentToRtpP99Ms).padStart(6),
+        n(r.daemonRtpToWsP50Ms, 2).padStart(6),
+        n(r.daemonRtpToWsP99Ms, 2).padStart(6),
+        n(r.daemonWsToRtpP50Ms, 2).padStart(6),
+        n(r.daemonWsToRtpP99Ms, 2).padStart(6),
         n(r.sustainedCps).padStart(5),
         r.broken.length ? ` BROKEN: ${r.broken.join('; ')}` : '',
       ].join(' '),
@@ -203,6 +241,7 @@ async function main(): Promise<void> {
       GATEWAY_SIP_OPTIONS_PING_SECONDS: '0',
       GATEWAY_RATE_LIMIT_MAX: '1000000',
       GATEWAY_LOG_LEVEL: 'info',
+      ...(o.daemonCpuProfDir ? cpuProfileEnv(o.daemonCpuProfDir) : {}),
     });
     const tenant = await Tenant.create(
       gw,
@@ -223,6 +262,8 @@ async function main(): Promise<void> {
       pid: gw.daemon.pid,
       rtpRange: [o.rtpMin, o.rtpMax],
       metrics: await exposedMetricNames(gw),
+      // A profiled daemon spends more CPU: its figures are not comparable.
+      cpuProfileDir: o.daemonCpuProfDir || null,
     };
 
     const pid = gw.daemon.pid;
@@ -272,6 +313,8 @@ async function main(): Promise<void> {
     const ramp: { summary: StepSummary; steps: StepResult[] }[] = [];
     let largestPassing = 0;
     let largestPassingExceptSpacing = 0;
+    let largestPassingWithDaemonSpacing = 0;
+    let daemonSpacingBroken = false;
     let limit: { brokenAt: number; why: string[] } | undefined;
     if (o.phases.has('ramp')) {
       for (const target of o.ramp) {
@@ -294,6 +337,8 @@ async function main(): Promise<void> {
         const onlySpacing = summary.broken.every((b) => b.startsWith('send spacing'));
         if (summary.broken.length && !limit) limit = { brokenAt: target, why: summary.broken };
         if (!limit) largestPassing = target;
+        if (summary.brokenWithDaemonSpacing.length) daemonSpacingBroken = true;
+        if (!daemonSpacingBroken) largestPassingWithDaemonSpacing = target;
         if (summary.broken.length && !onlySpacing) break;
         if (!summary.broken.length || onlySpacing) largestPassingExceptSpacing = target;
       }
@@ -397,6 +442,7 @@ async function main(): Promise<void> {
     report.summary = {
       largestConcurrencyHoldingEveryLimit: largestPassing,
       largestConcurrencyHoldingEveryLimitButSpacing: largestPassingExceptSpacing,
+      largestConcurrencyHoldingEveryLimitWithInDaemonSpacing: largestPassingWithDaemonSpacing,
       limitBrokenAt: limit?.brokenAt ?? null,
       limitBrokenBy: limit?.why ?? [],
       callsPerSecondSustained: sustained,
@@ -409,16 +455,24 @@ async function main(): Promise<void> {
         ? round(100 / (atLimit.cpuPctPerCall as number), 0)
         : null,
       agentBridged: withAgent.length > 0,
-      rtpToAgentP99Ms: withAgent.length
-        ? round(median(withAgent.map((s) => s.rtpToAgentP99Ms)), 2)
-        : null,
-      agentToRtpP99Ms: withAgent.length
-        ? round(median(withAgent.map((s) => s.agentToRtpP99Ms)), 2)
-        : null,
+      // Added latencies measured inside the daemon (its /metrics), medians over the steps.
+      inDaemon: {
+        rtpToWsP50Ms: medianOf(withAgent, 'daemonRtpToWsP50Ms'),
+        rtpToWsP99Ms: medianOf(withAgent, 'daemonRtpToWsP99Ms'),
+        wsToRtpP50Ms: medianOf(withAgent, 'daemonWsToRtpP50Ms'),
+        wsToRtpP99Ms: medianOf(withAgent, 'daemonWsToRtpP99Ms'),
+        sendSpacingP99Ms: medianOf(rampRows, 'daemonSpacingP99Ms'),
+      },
+      // Measured outside the daemon (RTP probe, stamping agent): includes their scheduling.
+      external: {
+        rtpToAgentP99Ms: medianOf(withAgent, 'rtpToAgentP99Ms'),
+        agentToRtpP99Ms: medianOf(withAgent, 'agentToRtpP99Ms'),
+        sendSpacingP99Ms: medianOf(rampRows, 'spacingP99Ms'),
+      },
       overloadRefusedCleanly:
         (report.overload as { refusedCleanly?: boolean } | undefined)?.refusedCleanly ?? null,
       soakBackToIdle: (report.soak as { backToIdle?: boolean } | undefined)?.backToIdle ?? null,
-      goals: { cpuPctPerCall: 0.4, rtpToAgentP99Ms: 5, agentToRtpP99Ms: 25 },
+      goals: { cpuPctPerCall: 0.4, rtpToWsP99Ms: 5, wsToRtpP99Ms: 25 },
     };
     progress.stop();
     const base = report.baseline as { summary: StepSummary } | undefined;

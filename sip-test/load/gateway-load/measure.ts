@@ -1,9 +1,11 @@
 // One measurement window over the daemon and the helpers: CPU from
 // /proc/<pid>/stat deltas, event-loop p99 from /metrics (prom-client resets
 // its histogram at every scrape, so scraping at both ends gives the window's
-// p99), RSS and descriptors at the end, and the probe's and agent's
-// histograms reset at the start.
+// p99), the daemon's own latency and spacing histograms from the same two
+// scrapes (diffed), RSS and descriptors at the end, and the probe's and
+// agent's histograms (the external figures) reset at the start.
 import type { ChildHandle } from './child-role.js';
+import { daemonFigures, type DaemonFigures } from './daemon-metrics.js';
 import type { Gateway } from './gateway-client.js';
 import {
   cpuWindow,
@@ -56,10 +58,11 @@ export interface WindowResult {
   rssKb: number;
   fds: number;
   rtpSockets: number;
+  /** Measured outside the daemon (probe and stamping agent processes). */
   probe: ProbeStats;
   agent: AgentStats;
-  /** Histograms the daemon exposes about the agent bridge, if any (name → value). */
-  bridgeMetrics: Record<string, number>;
+  /** Measured inside the daemon, from its /metrics. */
+  daemon: DaemonFigures;
 }
 
 export interface Observed {
@@ -78,20 +81,8 @@ export async function scrapeMetrics(gw: Gateway): Promise<string> {
   }
 }
 
-/** Values of the daemon's agent-latency metrics, when the bridge exports some. */
-function bridgeMetrics(text: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#') || !/agent|bridge/i.test(line) || !/latenc|delay/i.test(line))
-      continue;
-    const m = /^(\S+) (\S+)$/.exec(line);
-    if (m) out[m[1]!] = Number(m[2]);
-  }
-  return out;
-}
-
 export async function openWindow(o: Observed): Promise<() => Promise<WindowResult>> {
-  await scrapeMetrics(o.gw); // resets the event-loop histogram
+  const before = await scrapeMetrics(o.gw); // resets the event-loop histogram
   await o.probe.request('stats', { reset: true });
   await o.agent.request('stats', { reset: true });
   const pid = o.gw.daemon.pid;
@@ -114,7 +105,7 @@ export async function openWindow(o: Observed): Promise<() => Promise<WindowResul
       rtpSockets: udpSocketsInRange(pid, o.rtpRange[0], o.rtpRange[1]),
       probe,
       agent,
-      bridgeMetrics: bridgeMetrics(text),
+      daemon: daemonFigures(before, text),
     };
   };
 }

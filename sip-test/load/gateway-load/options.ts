@@ -1,5 +1,6 @@
 // The runner's flags, their defaults (a full run fits in ~10 minutes on a
 // 2-core machine) and the --quick / --smoke presets.
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { QualityLimits } from './steps.js';
 
@@ -29,6 +30,8 @@ export interface LoadOptions {
   farRtpMin: number;
   farRtpMax: number;
   out: string;
+  /** Profile the daemon's CPU into this directory (`<pid>.cpuprofile`); '' for no profile. */
+  daemonCpuProfDir: string;
   phases: Set<string>;
   mode: 'full' | 'quick' | 'smoke';
 }
@@ -51,6 +54,7 @@ const HELP = `npm run load -- [options]
   --loss 0.1 --spacing 2 --loop 10 --cpu 80   quality limits (%, ms, ms, % of a core)
   --rtp 61000-63999      daemon RTP range   --far-rtp 20000-29999  SIPp/probe RTP
   --out sip-test/load/reports/gateway-load   report path prefix (.json, .svg)
+  --daemon-cpu-prof /tmp/prof   write the daemon's CPU profile there (<pid>.cpuprofile)
 `;
 
 function list(s: string): number[] {
@@ -93,6 +97,7 @@ export function parseOptions(argv: string[]): LoadOptions {
       rtp: { type: 'string' },
       'far-rtp': { type: 'string' },
       out: { type: 'string' },
+      'daemon-cpu-prof': { type: 'string' },
     },
   });
   if (v.help) {
@@ -139,6 +144,7 @@ export function parseOptions(argv: string[]): LoadOptions {
     farRtpMin,
     farRtpMax,
     out: v.out ?? `sip-test/load/reports/gateway-load${mode === 'full' ? '' : `-${mode}`}`,
+    daemonCpuProfDir: v['daemon-cpu-prof'] ? resolve(v['daemon-cpu-prof']) : '',
     phases: new Set(
       (
         v.phases ?? (mode === 'smoke' ? 'baseline,ramp,soak' : 'baseline,ramp,rate,overload,soak')

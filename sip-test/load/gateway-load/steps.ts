@@ -51,7 +51,7 @@ export interface StepResult {
   rssKbPerCall: number;
   fdsPerCall: number;
   loopP99Ms: number;
-  /** Probe flows: packets the gateway sent ÷ 50/s × flow time, and |gap − 20 ms|. */
+  /** External (probe): packets the gateway sent ÷ 50/s × flow time, and |gap − 20 ms| on arrival. */
   rtpOutRatio: number;
   spacingP50Ms: number;
   spacingP99Ms: number;
@@ -59,8 +59,15 @@ export interface StepResult {
   /** All answered calls, from their records' networkQuality. */
   lossPct: number;
   rtpInRatio: number;
+  /** External: RTP probe → stamping agent, and agent → probe (other processes' scheduling included). */
   rtpToAgentMs: { count: number; p50: number; p99: number };
   agentToRtpMs: { count: number; p50: number; p99: number };
+  /** In-daemon (its /metrics): the bridge's added latency each way, and its pacing schedule's spacing. */
+  daemonRtpToWsMs: { count: number; p50: number; p99: number };
+  daemonWsToRtpMs: { count: number; p50: number; p99: number };
+  daemonSpacingP50Ms: number;
+  daemonSpacingP99Ms: number;
+  pacingSkippedTicks: number;
   agentStreams: number;
   window: WindowResult;
   broken: string[];
@@ -184,6 +191,11 @@ function summarize(
     rtpInRatio: round(media.rtpInRatio, 4),
     rtpToAgentMs: pick(w.agent.rtpToAgentMs),
     agentToRtpMs: pick(w.probe.agentToRtpMs),
+    daemonRtpToWsMs: w.daemon.rtpToWsMs,
+    daemonWsToRtpMs: w.daemon.wsToRtpMs,
+    daemonSpacingP50Ms: w.daemon.sendSpacingMs.p50,
+    daemonSpacingP99Ms: w.daemon.sendSpacingMs.p99,
+    pacingSkippedTicks: w.daemon.pacingSkippedTicks,
     agentStreams: w.agent.started,
     window: w,
     broken: [],

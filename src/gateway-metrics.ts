@@ -1,0 +1,211 @@
+// The daemon's own figures on /metrics, read when scraped (nothing here runs
+// per frame): the agent bridge's latency histograms, the media engine's
+// pacing counters and send-spacing histogram, live calls, and the embedded
+// SIP stack's counters. Sources are structural, so this file imports no
+// layer; main.ts hands them in.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { LatencySnapshot } from './agent/index.js';
+
+export interface GatewayMetricSources {
+  /** Process-wide agent bridge latencies (calls/agent-latency.ts). */
+  agentLatency: {
+    rtpToWs: { snapshot(): LatencySnapshot };
+    wsToRtp: { snapshot(): LatencySnapshot };
+  };
+  media: {
+    readonly activeSessions: number;
+    pacingStats(): { wakeups: number; ticks: number; skippedTicks: number; maxLateMs: number };
+    /** |interval − frame| between a pacing slot's ticks, bins of `spacingBinMs`; the last bin holds the overflow. */
+    sendSpacingHistogram(): Uint32Array;
+  };
+  spacingBinMs: number;
+  calls: { readonly liveCalls: number };
+  /** The embedded SIP stack (absent with drachtio). */
+  sip?: { stats(): object };
+}
+
+/** Bounds for the send-spacing deviation histogram, ms. */
+export const SPACING_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20];
+
+/** Counters the SIP stack reports as levels, not totals. */
+const SIP_GAUGES = new Set(['activeLegs', 'clientTransactions', 'serverTransactions']);
+
+export function registerGatewayMetrics(registry: Registry, s: GatewayMetricSources): void {
+  const registers = [registry];
+  new SnapshotHistogram(
+    'gateway_agent_rtp_to_ws_latency_ms',
+    "Callee frame's arrival on the RTP socket until its WebSocket frame is handed to the socket, ms.",
+    registry,
+    () => s.agentLatency.rtpToWs.snapshot(),
+  );
+  new SnapshotHistogram(
+    'gateway_agent_ws_to_rtp_latency_ms',
+    "Agent audio frame's receipt on the WebSocket until it is queued for RTP playout, ms (pacing comes on top).",
+    registry,
+    () => s.agentLatency.wsToRtp.snapshot(),
+  );
+  new SnapshotHistogram(
+    'gateway_media_send_spacing_deviation_ms',
+    "|interval − 20 ms| between a pacing slot's consecutive ticks, as the daemon's schedule achieved it, ms.",
+    registry,
+    () => spacingSnapshot(s.media.sendSpacingHistogram(), s.spacingBinMs, SPACING_BOUNDS_MS),
+  );
+  const pacing = (key: 'wakeups' | 'ticks' | 'skippedTicks', name: string, help: string): Counter =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(s.media.pacingStats()[key]);
+      },
+    });
+  pacing('wakeups', 'gateway_media_pacing_wakeups_total', 'Timer wake-ups of the pacing clock.');
+  pacing('ticks', 'gateway_media_pacing_ticks_total', 'Pacing slot ticks run.');
+  pacing(
+    'skippedTicks',
+    'gateway_media_pacing_skipped_ticks_total',
+    'Pacing ticks skipped after a stall (beyond the catch-up frames).',
+  );
+  new Gauge({
+    name: 'gateway_media_pacing_max_late_ms',
+    help: 'Worst lateness of a pacing tick against its due time since start, ms.',
+    registers,
+    collect() {
+      this.set(s.media.pacingStats().maxLateMs);
+    },
+  });
+  new Gauge({
+    name: 'gateway_media_sessions',
+    help: 'Open media sessions.',
+    registers,
+    collect() {
+      this.set(s.media.activeSessions);
+    },
+  });
+  new Gauge({
+    name: 'gateway_calls_live',
+    help: 'Calls being run (dialing, ringing or answered).',
+    registers,
+    collect() {
+      this.set(s.calls.liveCalls);
+    },
+  });
+  const sip = s.sip;
+  if (!sip) return;
+  const sipValue = (key: string): number => {
+    const v = (sip.stats() as Record<string, unknown>)[key];
+    return typeof v === 'number' ? v : 0;
+  };
+  for (const [key, v] of Object.entries(sip.stats())) {
+    if (typeof v !== 'number') continue;
+    const name = `gateway_sip_${snake(key)}`;
+    const help = `SIP stack: ${key}.`;
+    if (SIP_GAUGES.has(key)) {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(sipValue(key));
+        },
+      });
+    } else {
+      new Counter({
+        name: `${name}_total`,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(sipValue(key));
+        },
+      });
+    }
+  }
+}
+
+/** The media layer's fine bins folded into a few Prometheus buckets. */
+export function spacingSnapshot(
+  bins: Uint32Array,
+  binMs: number,
+  boundsMs: readonly number[],
+): LatencySnapshot {
+  const counts = new Array<number>(boundsMs.length + 1).fill(0);
+  let count = 0;
+  let sumMs = 0;
+  let maxMs = 0;
+  let bucket = 0;
+  for (let b = 0; b < bins.length; b++) {
+    const n = bins[b] ?? 0;
+    const ms = b * binMs;
+    while (bucket < boundsMs.length && ms > (boundsMs[bucket] ?? Infinity)) bucket++;
+    if (n === 0) continue;
+    // the last bin holds everything beyond the range
+    const i = b === bins.length - 1 ? boundsMs.length : bucket;
+    counts[i] = (counts[i] ?? 0) + n;
+    count += n;
+    sumMs += n * ms;
+    maxMs = ms;
+  }
+  return { boundsMs: [...boundsMs], counts, count, sumMs, maxMs };
+}
+
+/**
+ * A Prometheus histogram whose buckets are read from a snapshot at scrape
+ * time, so the hot path keeps its own allocation-free histogram.
+ */
+class SnapshotHistogram extends Histogram {
+  constructor(
+    private readonly metricName: string,
+    private readonly metricHelp: string,
+    registry: Registry,
+    private readonly read: () => LatencySnapshot,
+  ) {
+    super({ name: metricName, help: metricHelp, registers: [registry], buckets: [1] });
+  }
+
+  // prom-client's registry formats from this; its get() (JSON) builds on it.
+  async getForPromString(): Promise<{
+    name: string;
+    help: string;
+    type: 'histogram';
+    values: { metricName: string; labels: Record<string, string | number>; value: number }[];
+    aggregator: 'sum';
+  }> {
+    const s = this.read();
+    const values = [];
+    let acc = 0;
+    for (let i = 0; i < s.counts.length; i++) {
+      acc += s.counts[i] ?? 0;
+      values.push({
+        metricName: `${this.metricName}_bucket`,
+        labels: { le: i < s.boundsMs.length ? (s.boundsMs[i] ?? 0) : '+Inf' },
+        value: acc,
+        sharedLabels: {},
+      });
+    }
+    values.push({
+      metricName: `${this.metricName}_sum`,
+      labels: {},
+      value: s.sumMs,
+      sharedLabels: {},
+    });
+    values.push({
+      metricName: `${this.metricName}_count`,
+      labels: {},
+      value: s.count,
+      sharedLabels: {},
+    });
+    return {
+      name: this.metricName,
+      help: this.metricHelp,
+      type: 'histogram',
+      values,
+      aggregator: 'sum',
+    };
+  }
+}
+
+function snake(camel: string): string {
+  return camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}

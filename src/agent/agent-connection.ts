@@ -88,6 +88,8 @@ export interface AgentCounters extends AgentDecoderCounters {
 export type AgentConnectionState = 'open' | 'started' | 'closing' | 'closed';
 
 const DTMF_DIGIT = /^[0-9*#A-D]$/;
+const TEXT_FRAME = { binary: false } as const;
+const BINARY_FRAME = { binary: true } as const;
 
 export class AgentConnection extends EventEmitter<AgentConnectionEvents> {
   readonly streamSid: string;
@@ -140,6 +142,8 @@ export class AgentConnection extends EventEmitter<AgentConnectionEvents> {
           handshakeTimeout: timeoutMs,
           maxPayload: opts.maxPayloadBytes ?? 4 * 1024 * 1024,
           perMessageDeflate: false,
+          // Text frames are decoded and validated as JSON anyway (bad UTF-8 fails there).
+          skipUTF8Validation: true,
         });
       } catch (err) {
         reject(new AgentError('agent_unreachable', 'Invalid agent URL.', { cause: errText(err) }));
@@ -251,8 +255,11 @@ export class AgentConnection extends EventEmitter<AgentConnectionEvents> {
       ? audio
       : Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength);
     const timestamp = mediaTimestampMs ?? this.audioMsSent;
-    if (this.audioFormat === 'mulaw_8000') this.ws.send(this.encoder.media(bytes, timestamp));
-    else this.ws.send(bytes, { binary: true });
+    // A Buffer lets ws write the masked frame with its header in one write
+    // (a string costs a copy, then a cork/writev of header and payload).
+    if (this.audioFormat === 'mulaw_8000') {
+      this.ws.send(Buffer.from(this.encoder.media(bytes, timestamp)), TEXT_FRAME);
+    } else this.ws.send(bytes, BINARY_FRAME);
     this.audioMsSent += bytes.length / this.bytesPerMs;
     this.stats.mediaFramesSent += 1;
     this.stats.audioBytesSent += bytes.length;

@@ -25,7 +25,6 @@ export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | GatewayError | Error, request, reply) => {
     const { status, body } = toResponse(err);
     if (status >= 500) request.log.error({ err }, 'request failed');
-    if (status >= 500 && process.env.DEBUG_500) console.error(err);
     if (body.details && typeof body.details.retryAfterSeconds === 'number') {
       void reply.header('retry-after', String(body.details.retryAfterSeconds));
     }

@@ -355,6 +355,8 @@ async function main(): Promise<void> {
 
     const rateSteps: { summary: StepSummary; steps: StepResult[] }[] = [];
     let sustained = 0;
+    let sustainedButSpacing = 0;
+    let rateBroken = false;
     if (o.phases.has('rate')) {
       for (const rate of o.rates) {
         const holdSec = half / rate;
@@ -365,8 +367,12 @@ async function main(): Promise<void> {
         if (r.sustainedCps < 0.9 * rate)
           summary.broken.push(`sustained ${r.sustainedCps}/s < 90 % of ${rate}/s`);
         rateSteps.push({ summary, steps: [r] });
-        if (summary.broken.length) break;
-        sustained = Math.max(sustained, r.sustainedCps);
+        // As in the concurrency ramp, a break by the external send spacing alone does not end it.
+        const onlySpacing = summary.broken.every((b) => b.startsWith('send spacing'));
+        if (summary.broken.length) rateBroken = true;
+        if (!rateBroken) sustained = Math.max(sustained, r.sustainedCps);
+        if (summary.broken.length && !onlySpacing) break;
+        sustainedButSpacing = Math.max(sustainedButSpacing, r.sustainedCps);
       }
       report.rateRamp = { concurrent: half, steps: rateSteps };
     }
@@ -450,6 +456,7 @@ async function main(): Promise<void> {
       limitBrokenAt: limit?.brokenAt ?? null,
       limitBrokenBy: limit?.why ?? [],
       callsPerSecondSustained: sustained,
+      callsPerSecondSustainedButSpacing: sustainedButSpacing,
       daemonCpuPctPerCallAtLargestPassing: atLimit?.cpuPctPerCall ?? null,
       daemonCpuPctPerCallAboveIdleAtLargestPassing: atLimit?.cpuPctPerCallAboveIdle ?? null,
       daemonCpuPctPerCallMedianOverPassingSteps: cpuPerCall.length

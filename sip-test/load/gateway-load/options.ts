@@ -39,7 +39,7 @@ export interface LoadOptions {
 const HELP = `npm run load -- [options]
 
   --quick                ~1-2 min: ramp 10,25,50, short windows
-  --smoke                < 30 s: a few calls per phase (the smoke test)
+  --smoke                ≤ 40 s: a few calls per phase (the smoke test)
   --ramp 25,50,100,200,300,400   concurrency steps
   --repeats 2            measurements per ramp step (median reported)
   --fill-rate 25         calls/s while filling a step
@@ -116,7 +116,7 @@ export function parseOptions(argv: string[]): LoadOptions {
       max: 660,
     },
     quick: { ramp: '10,25,50', repeats: 1, window: 5, rates: '5,10', rs: 8, soak: 10, max: 150 },
-    smoke: { ramp: '3', repeats: 1, window: 2, rates: '3', rs: 3, soak: 3, max: 26 },
+    smoke: { ramp: '3', repeats: 1, window: 2, rates: '3', rs: 3, soak: 3, max: 40 },
   }[mode];
   const num = (s: string | undefined, d: number) => (s === undefined ? d : Number(s));
   const [rtpMin, rtpMax] = range(v.rtp ?? '61000-63999');

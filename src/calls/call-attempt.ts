@@ -167,7 +167,7 @@ export class CallAttempt {
     this.agent?.start(this.media, { hangup: (reason) => this.end(reason) });
     // Refreshed while the call runs, but each write is an fsync (synchronous=FULL):
     // at most every STATS_WRITE_INTERVAL_MS; the final figures are written at the end.
-    let lastStatsWrite = 0;
+    let lastStatsWrite = Date.parse(now);
     this.media.on('stats', (q) => {
       const at = Date.parse(this.writer.now());
       if (at - lastStatsWrite < STATS_WRITE_INTERVAL_MS) return;

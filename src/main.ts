@@ -198,24 +198,40 @@ async function main(): Promise<void> {
   );
 
   let stopping = false;
+  // Logging must never keep the process from exiting (a closed stdout pipe throws EPIPE).
+  const safeLog = (level: 'info' | 'error', obj: object, msg: string): void => {
+    try {
+      log[level](obj, msg);
+    } catch {
+      /* nowhere to log to */
+    }
+  };
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal, liveCalls: dialer.liveCalls }, 'shutting down');
+    // Armed first, so a hung step or a failing log cannot stop the exit.
     const timer = setTimeout(() => {
-      log.error('shutdown grace period exceeded; exiting');
+      safeLog('error', {}, 'shutdown grace period exceeded; exiting');
       process.exit(1);
     }, config.http.shutdownGraceMs + 5000);
     timer.unref();
-    await scheduler.stop();
-    await dialer.drain(config.http.shutdownGraceMs);
-    await app.close();
-    trunkHealth?.stop();
-    await sip?.stop();
-    await drachtio?.stop().catch(() => undefined);
-    db.close();
-    log.info('stopped');
-    process.exit(0);
+    let code = 0;
+    try {
+      safeLog('info', { signal, liveCalls: dialer.liveCalls }, 'shutting down');
+      await scheduler.stop();
+      await dialer.drain(config.http.shutdownGraceMs);
+      await app.close();
+      trunkHealth?.stop();
+      await sip?.stop();
+      await drachtio?.stop().catch(() => undefined);
+      db.close();
+      safeLog('info', {}, 'stopped');
+    } catch (err) {
+      code = 1;
+      safeLog('error', { err }, 'shutdown failed');
+    } finally {
+      process.exit(code);
+    }
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));

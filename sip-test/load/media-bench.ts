@@ -124,11 +124,12 @@ async function echoRole(): Promise<void> {
     cycles: number;
     lastSeq: number;
     lastAt: number;
-    /** Lower envelope of (arrival − index × 20 ms) in the first and the current 1 s bucket. */
-    firstBucket: number;
-    firstMin: number;
-    bucket: number;
-    bucketMin: number;
+    /** Least-squares sums of y = arrival − index × 20 ms against x = index (y relative to the first). */
+    y0: number;
+    sx: number;
+    sy: number;
+    sxx: number;
+    sxy: number;
   }
   let flows = new Map<number, Flow>();
   let gaps = new Uint32Array(4000); // 0.05 ms bins up to 200 ms
@@ -146,10 +147,11 @@ async function echoRole(): Promise<void> {
         cycles: 0,
         lastSeq: seq,
         lastAt: now,
-        firstBucket: 0,
-        firstMin: Infinity,
-        bucket: 0,
-        bucketMin: Infinity,
+        y0: now,
+        sx: 0,
+        sy: 0,
+        sxx: 0,
+        sxy: 0,
       };
       flows.set(rinfo.port, f);
     } else {
@@ -159,17 +161,14 @@ async function echoRole(): Promise<void> {
       f.lastSeq = seq;
       f.lastAt = now;
     }
-    // drift: the least-delayed packet of each second traces the sender's schedule;
-    // compare the first second's with the latest one's (queueing noise only adds delay)
+    // drift: the slope of (arrival − index × 20 ms) against the index, least
+    // squares over every packet of the flow (queueing noise averages out)
     const x = f.cycles + seq - f.x0;
-    const offset = now - x * FRAME_MS;
-    const bucket = Math.floor(x / 50);
-    if (bucket !== f.bucket) {
-      f.bucket = bucket;
-      f.bucketMin = Infinity;
-    }
-    if (offset < f.bucketMin) f.bucketMin = offset;
-    if (bucket === f.firstBucket && offset < f.firstMin) f.firstMin = offset;
+    const y = now - x * FRAME_MS - f.y0;
+    f.sx += x;
+    f.sy += y;
+    f.sxx += x * x;
+    f.sxy += x * y;
     f.n++;
   });
   onCommand(async (m) => {
@@ -189,9 +188,9 @@ async function echoRole(): Promise<void> {
     let packets = 0;
     for (const f of flows.values()) {
       packets += f.n;
-      const seconds = f.bucket - f.firstBucket;
-      if (seconds < 3) continue;
-      drifts.push(((f.bucketMin - f.firstMin) / (seconds * 1000)) * 1e6);
+      if (f.n < 150) continue; // under 3 s: too short for a slope
+      const slope = (f.n * f.sxy - f.sx * f.sy) / (f.n * f.sxx - f.sx * f.sx); // ms per frame
+      drifts.push((slope / FRAME_MS) * 1e6);
     }
     drifts.sort((a, b) => a - b);
     const result: EchoResult = {

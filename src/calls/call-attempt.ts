@@ -122,8 +122,9 @@ export class CallAttempt {
   private onProvisional(status: number): void {
     if (this.answered || this.settled || status === 100) return;
     const next = status === 183 ? 'session_progress' : 'ringing';
-    if (this.writer.current.status !== next) this.writer.status(next);
-    this.writer.updateParticipant(this.participant, { status: 'ringing' });
+    const ringing = this.writer.participantPatch(this.participant, { status: 'ringing' });
+    if (this.writer.current.status !== next) this.writer.status(next, ringing);
+    else this.writer.write(ringing);
   }
 
   private onAnswered(sdp: string): void {
@@ -147,14 +148,14 @@ export class CallAttempt {
       rtpPort: this.media.localPort,
       rtpIp: this.media.localAddress,
       hertz: 8000,
-    });
-    this.writer.updateParticipant(this.participant, {
-      status: 'joined',
-      joinedAt: now,
-      codec: negotiated.codec,
-      hertz: 8000,
-      remoteAddress: negotiated.remoteAddress,
-      remotePort: negotiated.remotePort,
+      ...this.writer.participantPatch(this.participant, {
+        status: 'joined',
+        joinedAt: now,
+        codec: negotiated.codec,
+        hertz: 8000,
+        remoteAddress: negotiated.remoteAddress,
+        remotePort: negotiated.remotePort,
+      }),
     });
     this.log.info({ codec: negotiated.codec }, 'call answered');
 
@@ -165,8 +166,8 @@ export class CallAttempt {
     }
     this.media.on('inactive', () => this.end('no_rtp_stream'));
     this.agent?.start(this.media, { hangup: (reason) => this.end(reason) });
-    // Refreshed while the call runs, but each write is an fsync (synchronous=FULL):
-    // at most every STATS_WRITE_INTERVAL_MS; the final figures are written at the end.
+    // Refreshed while the call runs (a write without an fsync, but still a row
+    // rewrite): at most every STATS_WRITE_INTERVAL_MS; the final figures at the end.
     let lastStatsWrite = Date.parse(now);
     this.media.on('stats', (q) => {
       const at = Date.parse(this.writer.now());

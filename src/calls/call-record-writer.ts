@@ -116,8 +116,14 @@ export class CallRecordWriter {
 
   /** Updates the participant at `index` (the list itself only grows). */
   updateParticipant(index: number, patch: Partial<Participant>): void {
-    const list = this.participants.map((p, i) => (i === index ? { ...p, ...patch } : p));
-    this.write({ participants: list });
+    this.write(this.participantPatch(index, patch));
+  }
+
+  /** The record patch that updates participant `index`, to merge into a status write. */
+  participantPatch(index: number, patch: Partial<Participant>): { participants: Participant[] } {
+    return {
+      participants: this.participants.map((p, i) => (i === index ? { ...p, ...patch } : p)),
+    };
   }
 
   addAttempt(a: Attempt): number {

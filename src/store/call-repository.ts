@@ -1,7 +1,7 @@
 // Call records. The indexed fields are columns; the rest of the record (the
 // spec §2.5 shape) is a JSON document. Every status change is also appended
 // to call_events with its timestamp.
-import type { Db } from './database.js';
+import { withoutFsync, type Db } from './database.js';
 
 export interface CallRecord {
   id: string;
@@ -103,7 +103,10 @@ export class SqliteCallRepository {
    * Merges `patch` into the record. With `status` in the patch, the change is
    * also logged; with `onlyFrom`, the update happens only while the stored
    * status is one of those (returns undefined otherwise), which is how a
-   * final status is never left.
+   * final status is never left. A patch with a status is committed with an
+   * fsync (acknowledged state, DESIGN "Reliability rules"); one without
+   * (participants, live networkQuality, agent reports) is not, and is made
+   * power-safe by the next status change's fsync.
    */
   update(
     id: string,
@@ -111,7 +114,7 @@ export class SqliteCallRepository {
     at: string,
     opts: { onlyFrom?: readonly string[]; detail?: string } = {},
   ): CallRecord | undefined {
-    return this.db.transaction(() => {
+    const apply = (): CallRecord | undefined => {
       const current = this.getById(id);
       if (!current) return undefined;
       if (opts.onlyFrom && !opts.onlyFrom.includes(current.status)) return undefined;
@@ -121,7 +124,8 @@ export class SqliteCallRepository {
         this.stmts.addEvent.run(id, id, at, patch.status, opts.detail ?? null);
       }
       return next;
-    })();
+    };
+    return patch.status !== undefined ? this.db.transaction(apply)() : withoutFsync(this.db, apply);
   }
 
   events(id: string): CallEvent[] {

@@ -1,10 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AccountService } from '../accounts/account-service.js';
 import { ManualClock } from '../clock.js';
-import { openDatabase } from './database.js';
+import { openDatabase, withoutFsync } from './database.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { createStore } from './store.js';
 
@@ -68,5 +68,54 @@ describe('openDatabase on a real file', () => {
       store.calls.update('c', { status: 'failed' }, 'b', { onlyFrom: ['trying', 'ringing'] }),
     ).toBeUndefined();
     expect(store.calls.getById('c')!.status).toBe('answered');
+  });
+
+  it('commits a status change with an fsync and a refresh without one, both kept on reopen', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'gw-db-')), 'sync.sqlite');
+    let db = openDatabase(file);
+    const store = createStore(db);
+    const company = new AccountService(store, new ManualClock()).createCompany('x');
+    store.calls.insert({
+      id: 'c',
+      callId: 'k',
+      companyId: company.id,
+      phoneNumber: '+1',
+      agentId: null,
+      status: 'in_call',
+      scheduledAt: null,
+      createdAt: 'a',
+      modifiedAt: 'a',
+    });
+    const levels: number[] = [];
+    const pragma = vi.spyOn(db, 'pragma');
+    const level = (): void => {
+      levels.push(db.pragma('synchronous', { simple: true }) as number);
+    };
+    withoutFsync(db, level);
+    db.transaction(level)();
+    expect(levels).toEqual([1, 2]); // NORMAL inside, FULL for an ordinary transaction
+    expect(db.pragma('synchronous', { simple: true })).toBe(2); // restored
+
+    pragma.mockClear();
+    store.calls.update('c', { networkQuality: { packetsReceived: 5 } }, 'b');
+    expect(pragma.mock.calls.map((c) => c[0])).toEqual([
+      'synchronous = NORMAL',
+      'synchronous = FULL',
+    ]);
+    pragma.mockClear();
+    store.calls.update('c', { status: 'completed' }, 'c');
+    expect(pragma).not.toHaveBeenCalled();
+    // inside an outer transaction the outer commit decides: no pragma change mid-transaction
+    db.transaction(() => store.calls.update('c', { summary: 's' }, 'd'))();
+    expect(pragma).not.toHaveBeenCalled();
+    db.close();
+
+    db = openDatabase(file);
+    expect(createStore(db).calls.getById('c')).toMatchObject({
+      status: 'completed',
+      networkQuality: { packetsReceived: 5 },
+      summary: 's',
+    });
+    db.close();
   });
 });

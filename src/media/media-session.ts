@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { RemoteInfo, Socket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import { AgentAudioEncoder } from './agent-audio-encoder.js';
-import { decodeAlaw, decodeUlaw } from './g711.js';
+import { ALAW_DECODE, ULAW_DECODE } from './g711.js';
 import { MediaError } from './media-error.js';
 import type {
   MediaSessionResources,
@@ -51,7 +51,6 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   private startFrame = -1;
   private lastTimestamp = 0;
   private readonly encoder = new AgentAudioEncoder();
-  private nearPcm: Int16Array | null = null;
   /** The negotiated send parameters, flattened for the per-frame path (−1: none yet). */
   private sendPayloadType = -1;
   private sendEventPayloadType: number | null = null;
@@ -206,6 +205,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
    * Returns the milliseconds accepted (less than given when the queue is full).
    */
   enqueue(audio: Uint8Array | Int16Array, sampleRate = 8000): number {
+    this.r.pacing.poll(); // a frame due now goes out before this callback's work
     return this.queue.push(this.encoder.toUlaw(audio, sampleRate)) / 8;
   }
 
@@ -304,11 +304,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   }
 
   private recordNear(packet: Buffer, alaw: boolean): void {
-    const pcm = (this.nearPcm ??= new Int16Array(FRAME_SAMPLES));
-    const payload = packet.subarray(RTP_HEADER_SIZE);
-    if (alaw) decodeAlaw(payload, pcm);
-    else decodeUlaw(payload, pcm);
-    this.r.recorder!.near(pcm);
+    this.r.recorder!.near(packet.subarray(RTP_HEADER_SIZE), alaw ? ALAW_DECODE : ULAW_DECODE);
   }
 
   private rtcpInterval(): number {
@@ -370,6 +366,8 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   // ---- receiving ----
 
   private readonly onRtpDatagram = (msg: Buffer, rinfo: RemoteInfo): void => {
+    const now = this.r.clock.now();
+    this.r.pacing.poll(now); // see PacingClock.poll: sending is not held up by a batch of I/O
     const n = this.negotiated;
     if (n?.rtcpMux && isRtcpInMux(msg)) {
       this.onRtcpDatagram(msg, rinfo);
@@ -385,7 +383,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       if (source === 'foreign') return;
       if (source === 'latched') this.onLatched(n, rinfo);
     }
-    this.rx.onPacket(msg, h, this.r.clock.now());
+    this.rx.onPacket(msg, h, now);
   };
 
   private onLatched(n: NegotiatedMedia, rinfo: RemoteInfo): void {

@@ -114,4 +114,38 @@ describe('PacingClock', () => {
     clock.advance(100);
     expect(seen.length).toBe(before);
   });
+
+  it('poll sends a due frame at once when the timer is held up, without re-entry or extra wake-ups', () => {
+    const clock = new FakeMediaClock();
+    // every timer 6 ms late: the event loop is busy with a batch of I/O
+    const busy = {
+      now: () => clock.now(),
+      wallNow: () => clock.wallNow(),
+      setTimer: (fn: () => void, ms: number) => clock.setTimer(fn, ms + 6),
+      clearTimer: (t: Parameters<FakeMediaClock['clearTimer']>[0]) => clock.clearTimer(t),
+    };
+    const pacing = new PacingClock(busy, { slots: 1, leadMs: 0 });
+    const a = recorder(clock);
+    let nested = 0;
+    pacing.add({
+      onPacingTick(f) {
+        a.onPacingTick(f);
+        pacing.poll(); // a handler polling again does not run the slot twice
+        nested++;
+      },
+    });
+    expect(a.times).toEqual([]); // the first tick waits for its (late) timer or a poll
+    for (let t = 0; t < 100; t += 0.5) {
+      clock.advance(0.5);
+      pacing.poll(); // a packet arrives every 0.5 ms
+    }
+    expect(a.frames).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(a.times).toEqual([0.5, 20, 40, 60, 80, 100]); // on time, not 6 ms late
+    expect(nested).toBe(6);
+    expect(pacing.stats().wakeups).toBe(0); // each armed timer was replaced before firing
+    // without polls the late timer still keeps the schedule (absolute, no drift)
+    clock.advance(210);
+    expect(a.frames.at(-1)).toBe(15);
+    expect(a.times.at(-1)).toBe(306); // frame 15 due at 300, sent by a timer 6 ms late
+  });
 });

@@ -7,7 +7,8 @@ import type { MediaClock, MediaTimer } from './media-clock.js';
  * phases so that hundreds of calls do not send in one burst. A single timer
  * is armed for the next due slot; a slot that comes due within `leadMs` is
  * run at once rather than waiting for one more timer (timers are
- * millisecond-grained and fire late, never early). After a stall, up to
+ * millisecond-grained and fire late, never early); `poll` runs a due slot
+ * from the receive path when the timer would be held up behind I/O. After a stall, up to
  * `maxCatchUpFrames` late frames are sent back to back; beyond that the
  * schedule skips ahead (sessions see the frame index jump and keep their
  * RTP timestamps on the media clock).
@@ -63,6 +64,8 @@ export class PacingClock {
   /** Global tick number (frame × slots + slot) of the next tick to run. */
   private nextTick = 0;
   private timer: MediaTimer | null = null;
+  /** A tick is running (a target's handler may poll again: no re-entry). */
+  private running = false;
   private readonly lastLate: Float64Array;
   private readonly spacing = new Uint32Array(SPACING_BINS);
   private readonly counters: PacingClockStats = {
@@ -158,10 +161,38 @@ export class PacingClock {
     this.timer = null;
   }
 
+  /**
+   * Runs the ticks now due without waiting for the timer. The receive path
+   * calls it per packet: the event loop runs timers only between batches of
+   * I/O callbacks, so under load a tick would otherwise wait for the whole
+   * batch; here it waits for one callback at most.
+   */
+  poll(now = this.clock.now()): void {
+    if (this.running || this.count === 0) return;
+    if (this.t0 + this.nextTick * this.slotMs > now + this.leadMs) return;
+    this.runDue(now);
+    if (this.timer !== null) this.clock.clearTimer(this.timer);
+    this.timer = null;
+    if (this.count > 0) this.arm(); // for the next due tick, not the one just run
+  }
+
   private readonly wake = (): void => {
     this.timer = null;
     this.counters.wakeups++;
-    const now = this.clock.now();
+    if (!this.running) this.runDue(this.clock.now());
+    if (this.count > 0) this.arm();
+  };
+
+  private runDue(now: number): void {
+    this.running = true;
+    try {
+      this.runTicks(now);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private runTicks(now: number): void {
     let due = this.t0 + this.nextTick * this.slotMs;
     if (now - due > this.maxCatchUpTicks * this.slotMs) {
       // RTP keeps its media clock: skip to the tick now due
@@ -188,8 +219,7 @@ export class PacingClock {
       this.counters.ticks++;
       due = this.t0 + this.nextTick * this.slotMs;
     }
-    if (this.count > 0) this.arm();
-  };
+  }
 
   private runSlot(slot: number, frame: number): void {
     const list = this.targets[slot]!;

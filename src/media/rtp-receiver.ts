@@ -1,4 +1,4 @@
-import { ALAW_TO_ULAW, decodeAlaw, decodeUlaw, transcode } from './g711.js';
+import { ALAW_DECODE, ALAW_TO_ULAW, transcode, ULAW_DECODE } from './g711.js';
 import type { ReceivedAudioFrame, ReceivedDtmf } from './media-types.js';
 import { ReceiveStatistics } from './receive-statistics.js';
 import type { RtpHeader } from './rtp-packet.js';
@@ -82,12 +82,7 @@ export class RtpReceiver {
       ulaw = Buffer.allocUnsafe(payload.length);
       transcode(ALAW_TO_ULAW, payload, ulaw);
     }
-    if (this.recorder) {
-      const pcm = new Int16Array(payload.length);
-      if (pcma) decodeAlaw(payload, pcm);
-      else decodeUlaw(payload, pcm);
-      this.recorder.far(pcm);
-    }
+    if (this.recorder) this.recorder.far(payload, pcma ? ALAW_DECODE : ULAW_DECODE);
     const f = this.frame;
     f.payload = payload;
     f.ulaw = ulaw;

@@ -19,6 +19,8 @@ export interface RecordingResult {
 
 const HEADER_SIZE = 44;
 const FLUSH_FRAMES = 50;
+/** WAV samples are little-endian; the block is filled in host order and swapped on the rare big-endian host. */
+const HOST_IS_LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 export class WavRecorder {
   readonly fileId: string;
@@ -28,7 +30,8 @@ export class WavRecorder {
   private readonly farFifo: Int16Array;
   private farStart = 0;
   private farLength = 0;
-  private block: Buffer;
+  /** Interleaved left/right samples of the block being filled. */
+  private block: Int16Array;
   private blockOffset = 0;
   private dataBytes = 0;
   private failed: unknown = null;
@@ -41,39 +44,49 @@ export class WavRecorder {
     this.fileId = randomUUID();
     this.path = join(directory, `${this.fileId}.wav`);
     this.farFifo = new Int16Array(sampleRate);
-    this.block = Buffer.alloc(frameSamples * 4 * FLUSH_FRAMES);
+    this.block = new Int16Array(frameSamples * 2 * FLUSH_FRAMES);
     this.file = open(this.path, 'w');
     this.file.catch((err: unknown) => (this.failed = err));
   }
 
-  /** Queues received far-end samples. */
-  far(samples: Int16Array): void {
-    const cap = this.farFifo.length;
-    for (let i = 0; i < samples.length; i++) {
+  /**
+   * Queues received far-end audio: G.711 `codes` decoded with `decode`
+   * (ULAW_DECODE or ALAW_DECODE), straight into the queue (no per-packet array).
+   */
+  far(codes: Uint8Array, decode: Int16Array): void {
+    const fifo = this.farFifo;
+    const cap = fifo.length;
+    for (let i = 0; i < codes.length; i++) {
       if (this.farLength === cap) {
-        this.farStart = (this.farStart + 1) % cap; // drop the oldest
+        if (++this.farStart === cap) this.farStart = 0; // drop the oldest
         this.farLength--;
       }
-      this.farFifo[(this.farStart + this.farLength) % cap] = samples[i]!;
+      let at = this.farStart + this.farLength;
+      if (at >= cap) at -= cap;
+      fifo[at] = decode[codes[i]!]!;
       this.farLength++;
     }
   }
 
-  /** Writes one frame: `near` on the right, the oldest queued far-end audio on the left. */
-  near(samples: Int16Array): void {
-    const cap = this.farFifo.length;
+  /**
+   * Writes one frame: the sent G.711 `codes` (decoded with `decode`) on the
+   * right, the oldest queued far-end audio on the left.
+   */
+  near(codes: Uint8Array, decode: Int16Array): void {
+    const fifo = this.farFifo;
+    const cap = fifo.length;
     const block = this.block;
     let o = this.blockOffset;
     for (let i = 0; i < this.frameSamples; i++) {
       let left = 0;
       if (this.farLength > 0) {
-        left = this.farFifo[this.farStart]!;
-        this.farStart = (this.farStart + 1) % cap;
+        left = fifo[this.farStart]!;
+        if (++this.farStart === cap) this.farStart = 0;
         this.farLength--;
       }
-      block.writeInt16LE(left, o);
-      block.writeInt16LE(samples[i] ?? 0, o + 2);
-      o += 4;
+      block[o] = left;
+      block[o + 1] = i < codes.length ? decode[codes[i]!]! : 0;
+      o += 2;
     }
     this.blockOffset = o;
     if (o === block.length) this.flush();
@@ -81,10 +94,11 @@ export class WavRecorder {
 
   private flush(): void {
     if (this.blockOffset === 0) return;
-    const data = this.block.subarray(0, this.blockOffset);
+    const data = Buffer.from(this.block.buffer, 0, this.blockOffset * 2);
+    if (!HOST_IS_LE) data.swap16();
     const position = HEADER_SIZE + this.dataBytes;
     this.dataBytes += data.length;
-    this.block = Buffer.alloc(this.block.length);
+    this.block = new Int16Array(this.block.length);
     this.blockOffset = 0;
     this.writes = this.writes
       .then(() => this.file)

@@ -15,7 +15,8 @@ import type {
 } from './media-types.js';
 import type { PacingHandle } from './pacing-clock.js';
 import { PlayoutQueue, type ClearResult } from './playout-queue.js';
-import { RtcpSessionState } from './rtcp-session-state.js';
+import { InactivityWatch } from './inactivity-watch.js';
+import { RtcpChannel } from './rtcp-channel.js';
 import { FRAME_SAMPLES, RtpFrameBuilder } from './rtp-frame-builder.js';
 import { createRtpHeader, isRtcpInMux, parseRtpPacket, RTP_HEADER_SIZE } from './rtp-packet.js';
 import { RtpReceiver } from './rtp-receiver.js';
@@ -40,8 +41,6 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   private readonly sdp: SessionSdp;
   private negotiated: NegotiatedMedia | null = null;
   private readonly tx: RtpTransmitter;
-  private rtcpAddress = '';
-  private rtcpPort = 0;
 
   // sending
   private readonly queue: PlayoutQueue;
@@ -65,15 +64,10 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   private readonly header = createRtpHeader();
   private readonly rx: RtpReceiver;
   private audioHandler: (frame: ReceivedAudioFrame) => void = () => {};
-  /** Inactivity counts from the later of the last packet and the last media change. */
-  private mediaChangedAt: number;
-  private inactiveReported = false;
+  private readonly inactivity: InactivityWatch;
   private malformed = 0;
 
-  private readonly rtcpState: RtcpSessionState;
-  private readonly rtcpBuf = Buffer.alloc(1500);
-  private rtcpSent = 0;
-  private nextRtcpAt = 0;
+  private readonly rtcp: RtcpChannel;
   private nextStatsAt = 0;
   private pacingHandle: PacingHandle | null;
   private closed: Promise<MediaCloseResult> | null = null;
@@ -101,8 +95,18 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       FRAME_SAMPLES,
     );
     this.frames = new RtpFrameBuilder(this.ssrc, randomInt(0, 0x10000), this.queue, this.dtmfOut);
-    this.rtcpState = new RtcpSessionState(settings.cname);
-    this.mediaChangedAt = resources.clock.now();
+    this.rtcp = new RtcpChannel(
+      settings.cname,
+      resources.rtcp,
+      this.tx,
+      resources.clock,
+      settings.rtcpIntervalMs,
+      settings.symmetricRtp,
+    );
+    this.inactivity = new InactivityWatch(
+      resources.clock.now(),
+      settings.inactivityTimeoutSec * 1000,
+    );
     this.rx = new RtpReceiver(
       {
         audio: (frame) => this.audioHandler(frame),
@@ -162,8 +166,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     if (moved) {
       // a new far-end address: send there, and latch again on whoever sends
       this.tx.retarget(n.remoteAddress, n.remotePort);
-      this.rtcpAddress = n.rtcpMux ? n.remoteAddress : n.remoteRtcpAddress;
-      this.rtcpPort = n.rtcpMux ? n.remotePort : n.remoteRtcpPort;
+      this.rtcp.retarget(n);
     }
     const te = n.telephoneEventPayloadType;
     if (te !== null) this.rx.acceptEvents(te);
@@ -173,10 +176,9 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     this.sending = n.direction === 'sendrecv' || n.direction === 'sendonly';
     const now = this.r.clock.now();
     if (!prev || moved || prev.direction !== n.direction) {
-      this.mediaChangedAt = now; // inactivity counts from the new media
-      this.inactiveReported = false;
+      this.inactivity.reset(now); // inactivity counts from the new media
     }
-    if (this.nextRtcpAt === 0) this.nextRtcpAt = now + this.rtcpInterval();
+    this.rtcp.start(now);
     if (this.nextStatsAt === 0) this.nextStatsAt = now + this.settings.statsIntervalMs;
   }
 
@@ -248,7 +250,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       packetsOutOfOrder: rx.packetsOutOfOrder,
       jitterMs: Math.round(rx.jitterMs * 100) / 100,
     };
-    const far = this.rtcpState.farEnd;
+    const far = this.rtcp.state.farEnd;
     if (far) q.farEnd = far;
     return q;
   }
@@ -262,14 +264,14 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       dtmfPacketsSent: this.dtmfPacketsSent,
       packetsReceived: rx.packetsReceived,
       packetsDuplicated: rx.packetsDuplicated,
-      malformedPackets: this.malformed + this.rtcpState.malformed,
+      malformedPackets: this.malformed + this.rtcp.state.malformed,
       foreignPackets: this.tx.foreignPackets,
       unknownPayloadType: this.rx.unknownPayloadType,
-      rtcpSent: this.rtcpSent,
-      rtcpReceived: this.rtcpState.reportsReceived,
+      rtcpSent: this.rtcp.sent,
+      rtcpReceived: this.rtcp.state.reportsReceived,
       queuedMs: this.queue.queuedBytes / 8,
       overflowMs: this.queue.overflowBytes / 8,
-      rttMs: this.rtcpState.rttMs,
+      rttMs: this.rtcp.state.rttMs,
       sendErrors: this.tx.sendErrors,
     };
   }
@@ -307,36 +309,21 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     this.r.recorder!.near(packet.subarray(RTP_HEADER_SIZE), alaw ? ALAW_DECODE : ULAW_DECODE);
   }
 
-  private rtcpInterval(): number {
-    // RFC 3550 §6.3.1: randomise over [0.5, 1.5] × the interval
-    return this.settings.rtcpIntervalMs * (0.5 + Math.random());
-  }
-
   private housekeeping(): void {
     if (!this.negotiated) return;
     const now = this.r.clock.now();
-    if (now >= this.nextRtcpAt) {
-      this.nextRtcpAt = now + this.rtcpInterval();
-      this.sendRtcp();
-    }
+    if (this.rtcp.due(now)) this.sendRtcp();
     if (now >= this.nextStatsAt) {
       this.nextStatsAt = now + this.settings.statsIntervalMs;
       this.emit('stats', this.stats());
     }
     const expectRtp = this.direction === 'sendrecv' || this.direction === 'recvonly';
-    const timeoutMs = this.settings.inactivityTimeoutSec * 1000;
-    const silentFor = now - Math.max(this.rx.lastPacketAt, this.mediaChangedAt);
-    if (silentFor < timeoutMs)
-      this.inactiveReported = false; // packets resumed
-    else if (expectRtp && timeoutMs > 0 && !this.inactiveReported) {
-      this.inactiveReported = true;
-      this.emit('inactive', { silentForMs: silentFor });
-    }
+    const silentFor = this.inactivity.check(now, this.rx.lastPacketAt, expectRtp);
+    if (silentFor !== null) this.emit('inactive', { silentForMs: silentFor });
   }
 
   private sendRtcp(bye?: string): void {
-    const n = this.negotiated;
-    if (!n) return;
+    if (!this.negotiated) return;
     const sender =
       this.packetsSent > 0
         ? {
@@ -347,20 +334,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
           }
         : null;
     const rx = this.rx.remoteSsrc >= 0 ? { stats: this.rx.stats, ssrc: this.rx.remoteSsrc } : null;
-    const { clock } = this.r;
-    const len = this.rtcpState.writeReport(
-      this.rtcpBuf,
-      clock.now(),
-      clock.wallNow(),
-      sender,
-      this.ssrc,
-      rx,
-      bye,
-    );
-    const packet = Buffer.from(this.rtcpBuf.subarray(0, len)); // the buffer is reused
-    if (n.rtcpMux) this.tx.send(packet);
-    else this.r.rtcp.send(packet, this.rtcpPort, this.rtcpAddress);
-    this.rtcpSent++;
+    this.rtcp.send(sender, this.ssrc, rx, bye);
   }
 
   // ---- receiving ----
@@ -387,19 +361,12 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   };
 
   private onLatched(n: NegotiatedMedia, rinfo: RemoteInfo): void {
-    if (!n.rtcpMux && this.rtcpAddress === n.remoteRtcpAddress) this.rtcpAddress = rinfo.address;
+    this.rtcp.latched(n, rinfo);
     this.emit('latched', { address: rinfo.address, port: rinfo.port });
   }
 
   private readonly onRtcpDatagram = (msg: Buffer, rinfo: RemoteInfo): void => {
-    const n = this.negotiated;
-    if (!n) return;
-    const { clock } = this.r;
-    if (!this.rtcpState.onPacket(msg, clock.now(), clock.wallNow(), this.ssrc)) return;
-    if (this.settings.symmetricRtp && !n.rtcpMux) {
-      this.rtcpAddress = rinfo.address;
-      this.rtcpPort = rinfo.port;
-    }
+    if (this.negotiated) this.rtcp.onDatagram(msg, rinfo, this.ssrc);
   };
 
   // ---- the end ----

@@ -27,6 +27,8 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
+  // plain JS (the worker's tsx boot file): no type information
+  { files: ['**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   {
     files: ['**/*.test.ts', 'test/**/*.ts', 'sip-test/**/*.ts', 'src/cli.ts'],
     rules: {

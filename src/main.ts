@@ -20,7 +20,7 @@ import type { Config } from './config/config-schema.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { registerGatewayMetrics } from './gateway-metrics.js';
 import { createLogger } from './logger.js';
-import { MediaEngine } from './media/index.js';
+import { MediaEngine, WorkerMediaEngine } from './media/index.js';
 import { SPACING_BIN_MS } from './media/pacing-clock.js';
 import { createDrachtioSignaling, type DrachtioSignaling } from './sip/drachtio/index.js';
 import { createSipStack, type SipStack } from './sip/index.js';
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     signaling = sip;
   }
   mkdirSync(config.recording.dir, { recursive: true });
-  const engine = new MediaEngine({
+  const mediaConfig = {
     bindAddress: config.rtp.host,
     advertisedAddress: config.rtp.advertisedIp || config.rtp.host,
     rtpPortMin: config.rtp.portMin,
@@ -95,7 +95,12 @@ async function main(): Promise<void> {
     symmetricRtp: config.rtp.symmetric,
     inactivityTimeoutSec: config.rtp.inactivitySeconds,
     recordingDirectory: config.recording.dir,
-  });
+  };
+  const engine = config.rtp.worker
+    ? new WorkerMediaEngine(mediaConfig, {
+        onFailure: (err) => log.error({ err }, 'media worker failed: calls lose their media'),
+      })
+    : new MediaEngine(mediaConfig);
   const media: MediaPort = engine;
 
   const trunkHealth =
@@ -220,6 +225,7 @@ async function main(): Promise<void> {
       safeLog('info', { signal, liveCalls: dialer.liveCalls }, 'shutting down');
       await scheduler.stop();
       await dialer.drain(config.http.shutdownGraceMs);
+      await engine.close();
       await app.close();
       trunkHealth?.stop();
       await sip?.stop();

@@ -284,6 +284,14 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
       'End an answered call with no_rtp_stream after this many seconds without RTP (0 = never).',
   },
   {
+    key: 'rtp.worker',
+    type: 'boolean',
+    default: true,
+    env: 'GATEWAY_RTP_WORKER',
+    description:
+      'Run RTP (sockets, pacing, sessions) on a worker thread, so packets leave on time whatever the main thread is doing.',
+  },
+  {
     key: 'recording.dir',
     type: 'string',
     default: './data/recordings',
@@ -374,6 +382,7 @@ export interface Config {
     codecs: Array<'PCMU' | 'PCMA'>;
     symmetric: boolean;
     inactivitySeconds: number;
+    worker: boolean;
   };
   recording: { dir: string };
   calls: {

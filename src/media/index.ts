@@ -17,6 +17,7 @@
  *   const { networkQuality, recording } = await media.close();
  */
 export { MediaEngine } from './media-engine.js';
+export { WorkerMediaEngine } from './worker/worker-media-engine.js';
 export type { CreateSessionOptions } from './media-engine.js';
 export { DEFAULT_MEDIA_CONFIG } from './media-config.js';
 export type { MediaConfig } from './media-config.js';

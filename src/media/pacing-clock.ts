@@ -47,7 +47,7 @@ export interface PacingClockStats {
 
 /** Histogram of |interval − frameMs| between a slot's consecutive ticks, 0.05 ms bins. */
 export const SPACING_BIN_MS = 0.05;
-const SPACING_BINS = 1000;
+export const SPACING_BINS = 1000;
 
 export class PacingClock {
   readonly frameMs: number;

@@ -1,0 +1,139 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { MediaConfig } from '../media-config.js';
+import { MediaEngine } from '../media-engine.js';
+import { MediaError } from '../media-error.js';
+import type { ReceivedAudioFrame } from '../media-types.js';
+import { testPortRange } from '../test-support/port-range.js';
+import { WorkerMediaEngine, type ReceivedFrame } from './worker-media-engine.js';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((c) => c()));
+});
+
+const base = (): Partial<MediaConfig> => ({
+  bindAddress: '127.0.0.1',
+  advertisedAddress: '127.0.0.1',
+  ...testPortRange(),
+  inactivityTimeoutSec: 0,
+});
+
+function workerEngine(config: Partial<MediaConfig> = {}): WorkerMediaEngine {
+  const e = new WorkerMediaEngine({ ...base(), ...config });
+  closers.push(() => e.close());
+  return e;
+}
+
+function localEngine(config: Partial<MediaConfig> = {}): MediaEngine {
+  const e = new MediaEngine({ ...base(), ...config });
+  closers.push(() => e.close());
+  return e;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until(cond: () => boolean, ms = 4000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await sleep(10);
+  }
+}
+
+describe('WorkerMediaEngine: sessions on a worker thread', () => {
+  it('offer/answer with an in-thread peer, audio both ways byte for byte, marks, DTMF, stats on close', async () => {
+    const w = await workerEngine().createSession();
+    const peer = await localEngine().createSession();
+    const n = w.applyAnswer(peer.answerOffer(w.createOffer()));
+    expect(n.codec).toBe('PCMU');
+
+    // worker → peer: what the agent queues goes out paced, in order
+    const atPeer: Buffer[] = [];
+    peer.onAudio((f: ReceivedAudioFrame) => {
+      if (f.payload[0] !== 0xff) atPeer.push(Buffer.from(f.payload));
+    });
+    const speech = Buffer.alloc(800);
+    for (let i = 0; i < speech.length; i++) speech[i] = i % 200;
+    const marks: string[] = [];
+    w.on('mark', (m) => marks.push(m));
+    expect(w.enqueue(speech)).toBe(100);
+    w.mark('spoken');
+    await until(() => marks.length === 1);
+    await sleep(60);
+    expect(Buffer.concat(atPeer)).toEqual(speech);
+
+    // peer → worker → main thread: frames keep their bytes, times on this thread's clock
+    const atMain: ReceivedFrame[] = [];
+    w.onAudio((f) => {
+      if (f.ulaw[0] !== 0xff) atMain.push({ ...f, ulaw: Buffer.from(f.ulaw) });
+    });
+    const back = Buffer.alloc(480, 0x33);
+    peer.enqueue(back);
+    await until(() => atMain.length === 3);
+    expect(Buffer.concat(atMain.map((f) => f.ulaw))).toEqual(back);
+    for (const f of atMain) {
+      const age = performance.now() - f.receivedAt;
+      expect(age).toBeGreaterThanOrEqual(0);
+      expect(age).toBeLessThan(2000);
+    }
+
+    // digits: RFC 4733 out of the worker, reported once at the peer
+    const digits: string[] = [];
+    peer.on('dtmf', (d) => digits.push(d.digit));
+    w.sendDtmf('7#');
+    await until(() => digits.length === 2);
+    expect(digits).toEqual(['7', '#']);
+    expect(() => w.sendDtmf('x')).toThrow(MediaError);
+
+    const result = await w.close();
+    expect(result.networkQuality.packetsReceived).toBeGreaterThan(10);
+    expect(result.networkQuality.packetsLost).toBe(0);
+    expect(result.counters.packetsSent).toBeGreaterThan(10);
+    await until(() => w.stats().packetsReceived === result.networkQuality.packetsReceived);
+  });
+
+  it('clear drops queued audio at once and reports the marks it dropped, never played later', async () => {
+    const w = await workerEngine().createSession();
+    const peer = await localEngine().createSession();
+    w.applyAnswer(peer.answerOffer(w.createOffer()));
+    const marks: string[] = [];
+    w.on('mark', (m) => marks.push(m));
+    expect(w.enqueue(Buffer.alloc(8000, 0x11))).toBe(1000); // a second of speech
+    w.mark('after-speech');
+    await sleep(100);
+    const cleared = w.clear();
+    expect(cleared.droppedMarks).toEqual(['after-speech']);
+    expect(cleared.droppedMs).toBeGreaterThan(700);
+    await sleep(300);
+    expect(marks).toEqual([]);
+    let loud = 0;
+    peer.onAudio((f) => {
+      if (f.payload[0] === 0x11) loud++;
+    });
+    await sleep(200);
+    expect(loud).toBe(0); // nothing of the dropped second arrives any more
+  });
+
+  it('throws the SDP errors synchronously, keeps the send spacing figures, and records in the worker', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'wrk-rec-'));
+    closers.push(() => rm(dir, { recursive: true, force: true }));
+    const engine = workerEngine({ recordingDirectory: dir });
+    const w = await engine.createSession({ record: true });
+    expect(() => w.applyAnswer('v=0\r\nnot sdp')).toThrow(MediaError);
+    const peer = await localEngine().createSession();
+    w.applyAnswer(peer.answerOffer(w.createOffer()));
+    peer.enqueue(Buffer.alloc(1600, 0x22));
+    await sleep(1300); // the worker reports its metrics every second
+    expect(engine.activeSessions).toBe(1);
+    expect(engine.pacingStats().ticks).toBeGreaterThan(20);
+    expect(engine.sendSpacingHistogram().reduce((a, b) => a + b, 0)).toBeGreaterThan(20);
+    const { recording } = await w.close();
+    expect(engine.activeSessions).toBe(0);
+    const wav = await readFile(recording!.path);
+    expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
+    expect(wav.length).toBeGreaterThan(44 + 50 * 160 * 4);
+  });
+});

@@ -1,0 +1,400 @@
+/**
+ * The media engine on a worker thread, seen from the main thread: the same
+ * surface as MediaEngine/MediaSession (it fits the calls domain's MediaPort),
+ * with the RTP sockets, the pacing clock and the sessions in media-worker.ts.
+ * Offer/answer runs here as well, on the same settings, so `createOffer`,
+ * `applyAnswer` and `answerOffer` stay synchronous and throw the same
+ * MediaErrors; the worker repeats the negotiation on the SDP it is sent.
+ */
+import { EventEmitter } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import { AgentAudioEncoder } from '../agent-audio-encoder.js';
+import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from '../media-config.js';
+import type { CreateSessionOptions } from '../media-engine.js';
+import { MediaError } from '../media-error.js';
+import type { MediaCloseResult, MediaSessionEvents, NetworkQuality } from '../media-types.js';
+import { SPACING_BINS, type PacingClockStats } from '../pacing-clock.js';
+import type { ClearResult } from '../playout-queue.js';
+import type { NegotiatedMedia } from '../sdp-types.js';
+import { SessionSdp } from '../session-sdp.js';
+import { dtmfDigitToEvent } from '../telephone-event.js';
+import {
+  unpackFrames,
+  type FromWorker,
+  type MediaWorkerData,
+  type PackedFrame,
+  type SessionOp,
+  type ToWorker,
+  type WorkerMetrics,
+} from './media-worker-protocol.js';
+
+const FRAME_MS = 20;
+
+/** A received frame as the main thread sees it (`ulaw` views the batch it came in). */
+export interface ReceivedFrame {
+  ulaw: Buffer;
+  mediaTimeMs: number;
+  receivedAt: number;
+}
+
+export interface WorkerMediaEngineOptions {
+  /** The worker failed (an uncaught error, or it exited): live sessions report 'inactive'. */
+  onFailure?: (err: Error) => void;
+}
+
+interface PendingCreate {
+  resolve: (s: RemoteMediaSession) => void;
+  reject: (err: Error) => void;
+}
+
+export class WorkerMediaEngine {
+  readonly config: MediaConfig;
+  private readonly worker: Worker;
+  private readonly sessions = new Map<number, RemoteMediaSession>();
+  private readonly creates = new Map<number, PendingCreate>();
+  private nextReq = 1;
+  private ops: SessionOp[] = [];
+  private flushing = false;
+  private failed: Error | null = null;
+  private closing: Promise<void> | null = null;
+  private closedAll: (() => void) | null = null;
+  private metrics: WorkerMetrics = {
+    active: 0,
+    pacing: { wakeups: 0, ticks: 0, skippedTicks: 0, maxLateMs: 0 },
+    spacing: new Uint32Array(SPACING_BINS),
+  };
+
+  constructor(
+    config: Partial<MediaConfig> = {},
+    private readonly options: WorkerMediaEngineOptions = {},
+  ) {
+    this.config = { ...DEFAULT_MEDIA_CONFIG, ...config };
+    const data: MediaWorkerData = { config: this.config };
+    const here = import.meta.url;
+    // The sources run under tsx (npm start, the tests): boot the .ts entry through it.
+    this.worker = here.endsWith('.ts')
+      ? new Worker(new URL('./tsx-worker-boot.mjs', here), {
+          workerData: { ...data, entry: new URL('./media-worker.ts', here).href },
+        })
+      : new Worker(new URL('./media-worker.js', here), { workerData: data });
+    this.worker.on('message', (m: FromWorker) => this.onMessage(m));
+    this.worker.on('error', (err) => this.fail(err));
+    this.worker.on('exit', (code) => this.fail(new Error(`media worker exited with ${code}`)));
+  }
+
+  /** Set once the worker failed; sessions then end at once. */
+  get failure(): Error | null {
+    return this.failed;
+  }
+
+  get activeSessions(): number {
+    return this.sessions.size;
+  }
+
+  /** The worker's pacing counters, as of its last report (every second). */
+  pacingStats(): PacingClockStats {
+    return { ...this.metrics.pacing };
+  }
+
+  /** The worker's send-spacing histogram, as of its last report (every second). */
+  sendSpacingHistogram(): Uint32Array {
+    return this.metrics.spacing.slice();
+  }
+
+  createSession(options: CreateSessionOptions = {}): Promise<RemoteMediaSession> {
+    if (this.failed) return Promise.reject(this.failed);
+    const req = this.nextReq++;
+    const m: ToWorker = { t: 'create', req, record: options.record ?? false };
+    if (options.inactivityTimeoutSec !== undefined) {
+      m.inactivityTimeoutSec = options.inactivityTimeoutSec;
+    }
+    return new Promise((resolve, reject) => {
+      this.creates.set(req, { resolve, reject });
+      this.worker.postMessage(m);
+    });
+  }
+
+  /** Closes every session, then the worker (drain on shutdown). */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (!this.failed) {
+        this.flushOps();
+        await new Promise<void>((resolve) => {
+          this.closedAll = resolve;
+          this.worker.postMessage({ t: 'closeAll' } satisfies ToWorker);
+        });
+      }
+      this.worker.removeAllListeners('exit');
+      await this.worker.terminate();
+    })();
+    return this.closing;
+  }
+
+  /** Queues a session operation; all of one event-loop turn go to the worker in order. */
+  queue(op: SessionOp): void {
+    this.ops.push(op);
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(this.flushOps);
+  }
+
+  /** Sends the queued operations now (before a close, which must come after them). */
+  readonly flushOps = (): void => {
+    this.flushing = false;
+    if (this.ops.length === 0 || this.failed) return;
+    const ops = this.ops;
+    this.ops = [];
+    this.worker.postMessage({ t: 'ops', ops } satisfies ToWorker);
+  };
+
+  closeSession(id: number, reason: string): void {
+    this.flushOps();
+    if (!this.failed) this.worker.postMessage({ t: 'close', id, reason } satisfies ToWorker);
+  }
+
+  private onMessage(m: FromWorker): void {
+    switch (m.t) {
+      case 'audio':
+        unpackFrames(m.batch, m.count, this.deliver);
+        break;
+      case 'event':
+        this.sessions.get(m.id)?.onWorkerEvent(m.name, m.data);
+        break;
+      case 'created': {
+        const pending = this.creates.get(m.req);
+        this.creates.delete(m.req);
+        const session = new RemoteMediaSession(this, m.id, m.port, m.address);
+        this.sessions.set(m.id, session);
+        pending?.resolve(session);
+        break;
+      }
+      case 'createFailed': {
+        const pending = this.creates.get(m.req);
+        this.creates.delete(m.req);
+        pending?.reject(new MediaError('no_rtp_port_available', m.message));
+        break;
+      }
+      case 'closed':
+        this.sessions.get(m.id)?.onClosed(m.result);
+        this.sessions.delete(m.id);
+        break;
+      case 'closedAll':
+        this.closedAll?.();
+        break;
+      case 'metrics':
+        this.metrics = m.metrics;
+        break;
+    }
+  }
+
+  private readonly deliver = (f: PackedFrame): void => {
+    this.sessions.get(f.id)?.onWorkerFrame(f);
+  };
+
+  private fail(err: Error): void {
+    if (this.failed) return;
+    this.failed = err;
+    this.options.onFailure?.(err);
+    for (const pending of this.creates.values()) pending.reject(err);
+    this.creates.clear();
+    for (const session of this.sessions.values()) session.onWorkerGone();
+    this.sessions.clear();
+    this.closedAll?.();
+  }
+}
+
+const NO_QUALITY: NetworkQuality = {
+  packetsReceived: 0,
+  packetsLost: 0,
+  lossPct: 0,
+  packetsOutOfOrder: 0,
+  jitterMs: 0,
+};
+
+/** One call's media session on the worker thread (the MediaSession API, minus counters). */
+export class RemoteMediaSession extends EventEmitter<MediaSessionEvents> {
+  private readonly sdp: SessionSdp;
+  private readonly encoder = new AgentAudioEncoder();
+  private negotiated: NegotiatedMedia | null = null;
+  private audioHandler: (frame: ReceivedFrame) => void = () => {};
+  private readonly frame: ReceivedFrame = { ulaw: Buffer.alloc(0), mediaTimeMs: 0, receivedAt: 0 };
+  private latest: NetworkQuality = NO_QUALITY;
+  /** Marks sent to the worker and not yet reported played, in order. */
+  private marks: string[] = [];
+  /** The worker's queue as of its last frame, plus what we queued since. */
+  private queuedBytes = 0;
+  private readonly maxQueuedBytes: number;
+  private closed: Promise<MediaCloseResult> | null = null;
+  private resolveClose: ((r: MediaCloseResult) => void) | null = null;
+
+  constructor(
+    private readonly engine: WorkerMediaEngine,
+    private readonly id: number,
+    readonly localPort: number,
+    readonly localAddress: string,
+  ) {
+    super();
+    const c = engine.config;
+    this.sdp = new SessionSdp({
+      address: localAddress,
+      port: localPort,
+      codecs: c.codecs,
+      telephoneEventPayloadType: c.telephoneEventPayloadType,
+      ptime: FRAME_MS,
+      offerRtcpMux: c.offerRtcpMux,
+    });
+    this.maxQueuedBytes = Math.round(c.playoutQueueMaxMs * 8);
+  }
+
+  get media(): Readonly<NegotiatedMedia> | null {
+    return this.negotiated;
+  }
+
+  createOffer(): string {
+    return this.sdp.offer();
+  }
+
+  applyAnswer(sdp: string): NegotiatedMedia {
+    const n = this.sdp.readAnswer(sdp);
+    this.negotiated = n;
+    this.engine.queue(['answer', this.id, sdp]);
+    return n;
+  }
+
+  answerOffer(sdp: string): string {
+    const n = this.sdp.readOffer(sdp);
+    this.negotiated = n;
+    this.engine.queue(['offer', this.id, sdp]);
+    return this.sdp.answer(n);
+  }
+
+  /** Every received audio frame; the object is reused (copy what you keep). */
+  onAudio(handler: (frame: ReceivedFrame) => void): void {
+    this.audioHandler = handler;
+  }
+
+  enqueue(audio: Uint8Array | Int16Array, sampleRate = 8000): number {
+    if (this.closed) return 0;
+    const ulaw = this.encoder.toUlaw(audio, sampleRate);
+    const take = Math.max(0, Math.min(ulaw.length, this.maxQueuedBytes - this.queuedBytes));
+    if (take === 0) return 0;
+    this.queuedBytes += take;
+    // an exact copy: a pooled Buffer would clone its whole 8 KB pool
+    this.engine.queue(['enqueue', this.id, ulaw.slice(0, take)]);
+    return take / 8;
+  }
+
+  mark(name: string): void {
+    if (this.closed) return;
+    this.marks.push(name);
+    this.engine.queue(['mark', this.id, name]);
+  }
+
+  clear(): ClearResult {
+    const result = { droppedMs: this.queuedBytes / 8, droppedMarks: this.marks };
+    this.marks = [];
+    this.queuedBytes = 0;
+    if (!this.closed) this.engine.queue(['clear', this.id]);
+    return result;
+  }
+
+  get queuedMs(): number {
+    return this.queuedBytes / 8;
+  }
+
+  sendDtmf(digits: string): void {
+    if (this.negotiated?.telephoneEventPayloadType == null) {
+      throw new MediaError('dtmf_not_negotiated', 'the far end did not accept telephone-event');
+    }
+    for (const d of digits) {
+      if (dtmfDigitToEvent(d) === undefined) {
+        throw new MediaError('invalid_dtmf_digit', 'not a DTMF digit');
+      }
+    }
+    this.engine.queue(['dtmf', this.id, digits]);
+  }
+
+  /** The latest figures the worker reported (every statsIntervalMs; final ones from close). */
+  stats(): NetworkQuality {
+    return this.latest;
+  }
+
+  close(reason = 'call ended'): Promise<MediaCloseResult> {
+    if (this.closed) return this.closed;
+    this.audioHandler = () => {};
+    this.closed = new Promise((resolve) => (this.resolveClose = resolve));
+    if (this.engine.failure) this.onWorkerGone();
+    else this.engine.closeSession(this.id, reason);
+    return this.closed;
+  }
+
+  // ---- from the worker ----
+
+  onWorkerFrame(f: PackedFrame): void {
+    this.queuedBytes = f.queuedBytes;
+    const frame = this.frame;
+    frame.ulaw = f.ulaw;
+    frame.mediaTimeMs = f.mediaTimeMs;
+    frame.receivedAt = f.receivedAt;
+    this.audioHandler(frame);
+  }
+
+  onWorkerEvent(name: string, data: unknown): void {
+    switch (name) {
+      case 'mark':
+        // a mark dropped by clear() may still have been played: report only pending ones
+        if (this.marks[0] === data) {
+          this.marks.shift();
+          this.emit('mark', data as string);
+        }
+        break;
+      case 'stats':
+        this.latest = data as NetworkQuality;
+        this.emit('stats', this.latest);
+        break;
+      case 'dtmf':
+        this.emit('dtmf', data as MediaSessionEvents['dtmf'][0]);
+        break;
+      case 'inactive':
+        this.emit('inactive', data as MediaSessionEvents['inactive'][0]);
+        break;
+      case 'latched':
+        this.emit('latched', data as MediaSessionEvents['latched'][0]);
+        break;
+    }
+  }
+
+  onClosed(result: MediaCloseResult): void {
+    this.latest = result.networkQuality;
+    this.resolveClose?.(result);
+  }
+
+  /** The worker is gone: the call cannot have media any more. */
+  onWorkerGone(): void {
+    const result: MediaCloseResult = {
+      networkQuality: this.latest,
+      counters: EMPTY_COUNTERS,
+      recording: null,
+    };
+    if (this.resolveClose) this.resolveClose(result);
+    else this.emit('inactive', { silentForMs: 0 });
+  }
+}
+
+const EMPTY_COUNTERS: MediaCloseResult['counters'] = {
+  packetsSent: 0,
+  octetsSent: 0,
+  audioFramesSent: 0,
+  dtmfPacketsSent: 0,
+  packetsReceived: 0,
+  packetsDuplicated: 0,
+  malformedPackets: 0,
+  foreignPackets: 0,
+  unknownPayloadType: 0,
+  rtcpSent: 0,
+  rtcpReceived: 0,
+  queuedMs: 0,
+  overflowMs: 0,
+  rttMs: -1,
+  sendErrors: 0,
+};

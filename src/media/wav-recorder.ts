@@ -32,6 +32,8 @@ export class WavRecorder {
   private farLength = 0;
   /** Interleaved left/right samples of the block being filled. */
   private block: Int16Array;
+  /** Blocks whose write has finished, for reuse (no allocation per second of audio). */
+  private readonly spare: Int16Array[] = [];
   private blockOffset = 0;
   private dataBytes = 0;
   private failed: unknown = null;
@@ -94,15 +96,17 @@ export class WavRecorder {
 
   private flush(): void {
     if (this.blockOffset === 0) return;
-    const data = Buffer.from(this.block.buffer, 0, this.blockOffset * 2);
+    const block = this.block;
+    const data = Buffer.from(block.buffer, 0, this.blockOffset * 2);
     if (!HOST_IS_LE) data.swap16();
     const position = HEADER_SIZE + this.dataBytes;
     this.dataBytes += data.length;
-    this.block = new Int16Array(this.block.length);
+    this.block = this.spare.pop() ?? new Int16Array(block.length);
     this.blockOffset = 0;
     this.writes = this.writes
       .then(() => this.file)
       .then((fh) => fh.write(data, 0, data.length, position))
+      .then(() => this.spare.push(block))
       .catch((err: unknown) => (this.failed = err));
   }
 

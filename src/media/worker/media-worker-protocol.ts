@@ -16,7 +16,8 @@ export interface MediaWorkerData {
 
 /** One ordered operation on a session, main → worker. */
 export type SessionOp =
-  | [kind: 'enqueue', id: number, ulaw: Uint8Array]
+  /** μ-law bytes at `offset` of the message's `audio` buffer. */
+  | [kind: 'enqueue', id: number, offset: number, length: number]
   | [kind: 'mark', id: number, name: string]
   | [kind: 'clear', id: number]
   | [kind: 'dtmf', id: number, digits: string]
@@ -25,7 +26,7 @@ export type SessionOp =
 
 export type ToWorker =
   | { t: 'create'; req: number; record: boolean; inactivityTimeoutSec?: number }
-  | { t: 'ops'; ops: SessionOp[] }
+  | { t: 'ops'; ops: SessionOp[]; audio: ArrayBuffer | null }
   | { t: 'close'; id: number; reason: string }
   | { t: 'closeAll' };
 

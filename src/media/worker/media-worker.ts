@@ -19,6 +19,8 @@ import {
 } from './media-worker-protocol.js';
 
 const BATCH_BYTES = 64 * 1024;
+/** Frames per batch at most: the first of a burst does not wait for the whole burst. */
+const FLUSH_FRAMES = 8;
 const METRICS_INTERVAL_MS = 1000;
 
 const port = parentPort!;
@@ -30,41 +32,38 @@ function post(m: FromWorker, transfer?: ArrayBuffer[]): void {
   port.postMessage(m, transfer);
 }
 
-/** Received audio of all sessions, sent once per event-loop turn. */
+/**
+ * Received audio of all sessions, sent once per event-loop turn (or every
+ * FLUSH_FRAMES frames, whichever comes first): packed into
+ * one reused staging buffer, and only the used part is copied out and
+ * transferred (no large allocation per turn).
+ */
 class AudioBatch {
-  private buffer: ArrayBuffer | null = null;
-  private view: DataView | null = null;
-  private bytes: Uint8Array | null = null;
+  private readonly staging = new ArrayBuffer(BATCH_BYTES);
+  private readonly view = new DataView(this.staging);
+  private readonly bytes = new Uint8Array(this.staging);
   private offset = 0;
   private count = 0;
 
   add(id: number, session: MediaSession, frame: ReceivedAudioFrame): void {
     const size = recordSize(frame.ulaw.length);
-    if (this.buffer && this.offset + size > this.buffer.byteLength) this.flush();
-    if (!this.buffer) {
-      this.buffer = new ArrayBuffer(Math.max(BATCH_BYTES, size));
-      this.view = new DataView(this.buffer);
-      this.bytes = new Uint8Array(this.buffer);
-      setImmediate(this.flush);
-    }
-    this.offset = packFrame(this.view!, this.bytes!, this.offset, {
+    if (size > BATCH_BYTES) return; // not a 20 ms frame: no RTP payload is that large
+    if (this.offset + size > BATCH_BYTES) this.flush();
+    if (this.count === 0) setImmediate(this.flush);
+    this.offset = packFrame(this.view, this.bytes, this.offset, {
       id,
       queuedBytes: session.queuedMs * 8,
       mediaTimeMs: frame.mediaTimeMs,
       receivedAt: frame.receivedAt,
       ulaw: frame.ulaw,
     });
-    this.count++;
+    if (++this.count >= FLUSH_FRAMES) this.flush();
   }
 
   readonly flush = (): void => {
-    const buffer = this.buffer;
-    if (!buffer || this.count === 0) return;
-    const batch = buffer.slice(0, this.offset);
+    if (this.count === 0) return;
+    const batch = this.staging.slice(0, this.offset);
     post({ t: 'audio', batch, count: this.count }, [batch]);
-    this.buffer = null;
-    this.view = null;
-    this.bytes = null;
     this.offset = 0;
     this.count = 0;
   };
@@ -95,13 +94,14 @@ async function create(m: Extract<ToWorker, { t: 'create' }>): Promise<void> {
 }
 
 /** Applies one operation; the main thread validated it already, so failures are dropped. */
-function apply(op: SessionOp): void {
+function apply(op: SessionOp, audio: ArrayBuffer | null): void {
   const session = sessions.get(op[1]);
   if (!session) return; // closed meanwhile
   try {
     switch (op[0]) {
       case 'enqueue':
-        session.enqueue(op[2]);
+        // the playout queue keeps the view: the batch lives while any of it is queued
+        if (audio) session.enqueue(new Uint8Array(audio, op[2], op[3]));
         break;
       case 'mark':
         session.mark(op[2]);
@@ -151,7 +151,7 @@ port.on('message', (m: ToWorker) => {
       void create(m);
       break;
     case 'ops':
-      for (const op of m.ops) apply(op);
+      for (const op of m.ops) apply(op, m.audio);
       break;
     case 'close':
       void close(m.id, m.reason);

@@ -54,6 +54,9 @@ export class WorkerMediaEngine {
   private readonly creates = new Map<number, PendingCreate>();
   private nextReq = 1;
   private ops: SessionOp[] = [];
+  /** Agent audio of the queued 'enqueue' ops, copied into one transferred buffer at flush. */
+  private audio: Uint8Array[] = [];
+  private audioBytes = 0;
   private flushing = false;
   private failed: Error | null = null;
   private closing: Promise<void> | null = null;
@@ -138,13 +141,32 @@ export class WorkerMediaEngine {
     setImmediate(this.flushOps);
   }
 
+  /** Queues agent audio for session `id` (kept by reference until the flush copies it). */
+  queueAudio(id: number, ulaw: Uint8Array): void {
+    this.audio.push(ulaw);
+    this.queue(['enqueue', id, this.audioBytes, ulaw.length]);
+    this.audioBytes += ulaw.length;
+  }
+
   /** Sends the queued operations now (before a close, which must come after them). */
   readonly flushOps = (): void => {
     this.flushing = false;
     if (this.ops.length === 0 || this.failed) return;
-    const ops = this.ops;
+    let audio: ArrayBuffer | null = null;
+    if (this.audioBytes > 0) {
+      audio = new ArrayBuffer(this.audioBytes);
+      const bytes = new Uint8Array(audio);
+      let offset = 0;
+      for (const chunk of this.audio) {
+        bytes.set(chunk, offset);
+        offset += chunk.length;
+      }
+    }
+    const m: ToWorker = { t: 'ops', ops: this.ops, audio };
     this.ops = [];
-    this.worker.postMessage({ t: 'ops', ops } satisfies ToWorker);
+    this.audio = [];
+    this.audioBytes = 0;
+    this.worker.postMessage(m, audio ? [audio] : []);
   };
 
   closeSession(id: number, reason: string): void {
@@ -279,8 +301,7 @@ export class RemoteMediaSession extends EventEmitter<MediaSessionEvents> {
     const take = Math.max(0, Math.min(ulaw.length, this.maxQueuedBytes - this.queuedBytes));
     if (take === 0) return 0;
     this.queuedBytes += take;
-    // an exact copy: a pooled Buffer would clone its whole 8 KB pool
-    this.engine.queue(['enqueue', this.id, ulaw.slice(0, take)]);
+    this.engine.queueAudio(this.id, take === ulaw.length ? ulaw : ulaw.subarray(0, take));
     return take / 8;
   }
 

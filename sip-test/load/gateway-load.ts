@@ -32,7 +32,12 @@ import { exposedMetricNames, openWindow } from './gateway-load/measure.js';
 import { parseOptions, type LoadOptions } from './gateway-load/options.js';
 import { Progress } from './gateway-load/progress.js';
 import { renderChart } from './gateway-load/report-chart.js';
-import { fdCount, rssKb, udpSocketsInRange } from './gateway-load/proc-stats.js';
+import {
+  fdCount,
+  rssKb,
+  tcpConnectionsOnPort,
+  udpSocketsInRange,
+} from './gateway-load/proc-stats.js';
 import { median, round } from './gateway-load/stats.js';
 import { churnStep, holdStep, type StepContext, type StepResult } from './gateway-load/steps.js';
 
@@ -293,6 +298,8 @@ async function main(): Promise<void> {
     const idleClose = await openWindow(ctx);
     await progress.sleep(o.mode === 'smoke' ? 1500 : 3000);
     const idle = await idleClose();
+    const httpPort = Number(new URL(gw.daemon.baseUrl).port);
+    const idleHttpConnections = tcpConnectionsOnPort(pid, httpPort);
     ctx.idleCpuPct = idle.cpuPct;
     ctx.idleRssKb = idle.rssKb;
     ctx.idleFds = idle.fds;
@@ -300,6 +307,7 @@ async function main(): Promise<void> {
       cpuPct: round(idle.cpuPct, 2),
       rssKb: idle.rssKb,
       fds: idle.fds,
+      httpConnections: idleHttpConnections,
       rtpSockets: idle.rtpSockets,
       loopP99Ms: round(idle.loopP99Ms, 2),
     };
@@ -418,18 +426,35 @@ async function main(): Promise<void> {
       const rate = Math.min(10, Math.max(1, half / 2));
       const holdSec = half / rate;
       const r = await churnStep(ctx, { phase: 'soak', rate, holdSec, seconds: o.soakSeconds });
-      await sleep(3000);
-      const after = {
-        liveCalls: gw.tracker.live().length,
+      // Calls end and ports close within a few seconds. This runner's own
+      // HTTP keep-alive connections (fetch's pool, kept open for the server's
+      // Keep-Alive: timeout=72) are counted apart: they are the client's, not a leak.
+      const { tracker } = gw;
+      const agentRole = agent;
+      const measureAfter = async () => ({
+        liveCalls: tracker.live().length,
         rtpSockets: udpSocketsInRange(pid, o.rtpMin, o.rtpMax),
+        httpConnections: tcpConnectionsOnPort(pid, httpPort),
         fds: fdCount(pid),
         rssKb: rssKb(pid),
-        agentOpenSockets: (await agent.request<{ open: number }>('stats')).open,
-      };
+        agentOpenSockets: (await agentRole.request<{ open: number }>('stats')).open,
+      });
+      await sleep(1000);
+      let after = await measureAfter();
+      const daemonFds = (a: typeof after): number => a.fds - a.httpConnections;
+      const idleDaemonFds = idle.fds - idleHttpConnections;
+      for (
+        let waited = 1000;
+        waited < 7000 && daemonFds(after) > idleDaemonFds + 2;
+        waited += 500
+      ) {
+        await sleep(500);
+        after = await measureAfter();
+      }
       const backToIdle =
         after.liveCalls === 0 &&
         after.rtpSockets === idle.rtpSockets &&
-        after.fds <= idle.fds + 2 &&
+        daemonFds(after) <= idleDaemonFds + 2 &&
         after.agentOpenSockets === 0;
       report.soak = {
         summary: summarizeRepeats([r], o),

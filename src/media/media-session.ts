@@ -63,7 +63,6 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   // receiving
   private readonly header = createRtpHeader();
   private readonly rx: RtpReceiver;
-  private audioHandler: (frame: ReceivedAudioFrame) => void = () => {};
   private readonly inactivity: InactivityWatch;
   private malformed = 0;
 
@@ -109,7 +108,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     );
     this.rx = new RtpReceiver(
       {
-        audio: (frame) => this.audioHandler(frame),
+        audio: () => {}, // set by onAudio: the receive path calls the handler directly
         dtmf: (digit) => this.emit('dtmf', digit),
       },
       resources.recorder,
@@ -198,7 +197,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
    * path). The frame object and its buffers are reused: copy what you keep.
    */
   onAudio(handler: (frame: ReceivedAudioFrame) => void): void {
-    this.audioHandler = handler;
+    this.rx.sink.audio = handler;
   }
 
   /**
@@ -384,7 +383,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     } catch {
       this.tx.sendErrors++;
     }
-    this.audioHandler = () => {};
+    this.rx.sink.audio = () => {};
     this.r.rtp.off('message', this.onRtpDatagram);
     this.r.rtcp.off('message', this.onRtcpDatagram);
     this.closed = this.finish();

@@ -33,8 +33,7 @@ export function fdCount(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
 }
 
-/** UDP sockets of this process bound to a local port in [min, max]. */
-export function udpSocketsInRange(pid: number, min: number, max: number): number {
+function socketInodes(pid: number): Set<string> {
   const inodes = new Set<string>();
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
@@ -44,6 +43,32 @@ export function udpSocketsInRange(pid: number, min: number, max: number): number
       // closed between readdir and readlink
     }
   }
+  return inodes;
+}
+
+/** Established TCP connections of this process on local port `port` (HTTP keep-alive clients). */
+export function tcpConnectionsOnPort(pid: number, port: number): number {
+  const inodes = socketInodes(pid);
+  let n = 0;
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let lines: string[];
+    try {
+      lines = readFileSync(file, 'utf8').split('\n').slice(1);
+    } catch {
+      continue;
+    }
+    for (const line of lines) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 10 || !inodes.has(cols[9]!) || cols[3] !== '01') continue;
+      if (parseInt(cols[1]!.split(':')[1] ?? '', 16) === port) n++;
+    }
+  }
+  return n;
+}
+
+/** UDP sockets of this process bound to a local port in [min, max]. */
+export function udpSocketsInRange(pid: number, min: number, max: number): number {
+  const inodes = socketInodes(pid);
   let n = 0;
   for (const file of ['/proc/net/udp', '/proc/net/udp6']) {
     let lines: string[];

@@ -295,9 +295,20 @@ export class CallSession {
           : { status: 'cancelled' },
       );
     }
-    if (duration > 0 || cost > 0) {
-      this.deps.store.companies.charge(rec.companyId, duration, cost, outcome.endAt);
-    }
+    // The charge and the final status in one transaction: one fsync, and a
+    // crash cannot leave a charged call unfinished or a finished one uncharged.
+    return this.deps.store.db.transaction(() => {
+      if (duration > 0 || cost > 0) {
+        this.deps.store.companies.charge(rec.companyId, duration, cost, outcome.endAt);
+      }
+      return this.settleRecord(outcome, { startAt, duration, totalCost });
+    })();
+  }
+
+  private settleRecord(
+    outcome: AttemptOutcome,
+    { startAt, duration, totalCost }: { startAt?: string; duration: number; totalCost: number },
+  ): CallRecord {
     const media = {
       totalCost,
       ...(outcome.networkQuality ? { networkQuality: outcome.networkQuality } : {}),

@@ -67,6 +67,7 @@ export class SqliteCallRepository {
         db.prepare(`INSERT INTO calls (id, call_id, company_id, phone_number, agent_id, status, scheduled_at, created_at, modified_at, data)
         VALUES (@id, @callId, @companyId, @phoneNumber, @agentId, @status, @scheduledAt, @createdAt, @modifiedAt, @data)`),
       byId: db.prepare('SELECT * FROM calls WHERE id = ?'),
+      statusOf: db.prepare('SELECT status FROM calls WHERE id = ?'),
       byIdOrCallId: db.prepare(
         'SELECT * FROM calls WHERE company_id = ? AND (id = ? OR call_id = ?)',
       ),
@@ -103,10 +104,10 @@ export class SqliteCallRepository {
    * Merges `patch` into the record. With `status` in the patch, the change is
    * also logged; with `onlyFrom`, the update happens only while the stored
    * status is one of those (returns undefined otherwise), which is how a
-   * final status is never left. A patch with a status is committed with an
-   * fsync (acknowledged state, DESIGN "Reliability rules"); one without
-   * (participants, live networkQuality, agent reports) is not, and is made
-   * power-safe by the next status change's fsync.
+   * final status is never left. A patch that changes the status is committed
+   * with an fsync (acknowledged state, DESIGN "Reliability rules"); one that
+   * does not (participants, live networkQuality, agent reports, a status the
+   * record already has) is not, and is made power-safe by the next fsync.
    */
   update(
     id: string,
@@ -125,7 +126,10 @@ export class SqliteCallRepository {
       }
       return next;
     };
-    return patch.status !== undefined ? this.db.transaction(apply)() : withoutFsync(this.db, apply);
+    const changesStatus =
+      patch.status !== undefined &&
+      (this.stmts.statusOf.get(id) as { status: string } | undefined)?.status !== patch.status;
+    return changesStatus ? this.db.transaction(apply)() : withoutFsync(this.db, apply);
   }
 
   events(id: string): CallEvent[] {

@@ -103,6 +103,12 @@ describe('openDatabase on a real file', () => {
       'synchronous = FULL',
     ]);
     pragma.mockClear();
+    store.calls.update('c', { status: 'in_call', summary: 'x' }, 'b'); // the status it has
+    expect(pragma.mock.calls.map((c) => c[0])).toEqual([
+      'synchronous = NORMAL',
+      'synchronous = FULL',
+    ]);
+    pragma.mockClear();
     store.calls.update('c', { status: 'completed' }, 'c');
     expect(pragma).not.toHaveBeenCalled();
     // inside an outer transaction the outer commit decides: no pragma change mid-transaction

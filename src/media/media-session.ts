@@ -3,7 +3,6 @@ import type { RemoteInfo, Socket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import { AgentAudioEncoder } from './agent-audio-encoder.js';
 import { ALAW_DECODE, ULAW_DECODE } from './g711.js';
-import { MediaError } from './media-error.js';
 import type {
   MediaSessionResources,
   MediaSessionSettings,
@@ -23,7 +22,7 @@ import { RtpReceiver } from './rtp-receiver.js';
 import { RtpTransmitter } from './rtp-transmitter.js';
 import { SessionSdp } from './session-sdp.js';
 import type { MediaDirection, NegotiatedMedia } from './sdp-types.js';
-import { TelephoneEventSender } from './telephone-event-sender.js';
+import { checkDtmfRequest, TelephoneEventSender } from './telephone-event-sender.js';
 
 /**
  * One call's RTP/RTCP session on a bound port pair. Sends one packet per
@@ -227,14 +226,8 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
 
   /** Sends DTMF digits as RFC 4733 events (0-9 * # A-D). */
   sendDtmf(digits: string): void {
-    if (this.negotiated?.telephoneEventPayloadType == null) {
-      throw new MediaError('dtmf_not_negotiated', 'the far end did not accept telephone-event');
-    }
-    try {
-      this.dtmfOut.enqueue(digits);
-    } catch (cause) {
-      throw new MediaError('invalid_dtmf_digit', 'not a DTMF digit', { cause });
-    }
+    checkDtmfRequest(this.negotiated?.telephoneEventPayloadType ?? null, digits);
+    this.dtmfOut.enqueue(digits);
   }
 
   // ---- statistics ----

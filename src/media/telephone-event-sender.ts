@@ -1,3 +1,4 @@
+import { MediaError } from './media-error.js';
 import { dtmfDigitToEvent, type TelephoneEvent } from './telephone-event.js';
 
 /**
@@ -81,5 +82,23 @@ export class TelephoneEventSender {
       this.gapLeft = this.gapFrames;
     }
     return frame;
+  }
+}
+
+/**
+ * Whether a session may send `digits` as RFC 4733 events: the far end must
+ * have accepted telephone-event, and every digit must be one (0-9 * # A-D).
+ * Throws the MediaError a caller of `sendDtmf` gets.
+ */
+export function checkDtmfRequest(telephoneEventPayloadType: number | null, digits: string): void {
+  if (telephoneEventPayloadType === null) {
+    throw new MediaError('dtmf_not_negotiated', 'the far end did not accept telephone-event');
+  }
+  for (const d of digits) {
+    if (dtmfDigitToEvent(d) === undefined) {
+      throw new MediaError('invalid_dtmf_digit', 'not a DTMF digit', {
+        cause: new RangeError(`not a DTMF digit: ${JSON.stringify(d)}`),
+      });
+    }
   }
 }

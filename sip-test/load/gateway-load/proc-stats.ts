@@ -46,31 +46,11 @@ function socketInodes(pid: number): Set<string> {
   return inodes;
 }
 
-/** Established TCP connections of this process on local port `port` (HTTP keep-alive clients). */
-export function tcpConnectionsOnPort(pid: number, port: number): number {
+/** This process's sockets in /proc/net/<proto> and /proc/net/<proto>6: local port and state. */
+function ownSockets(pid: number, proto: 'tcp' | 'udp'): { port: number; state: string }[] {
   const inodes = socketInodes(pid);
-  let n = 0;
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let lines: string[];
-    try {
-      lines = readFileSync(file, 'utf8').split('\n').slice(1);
-    } catch {
-      continue;
-    }
-    for (const line of lines) {
-      const cols = line.trim().split(/\s+/);
-      if (cols.length < 10 || !inodes.has(cols[9]!) || cols[3] !== '01') continue;
-      if (parseInt(cols[1]!.split(':')[1] ?? '', 16) === port) n++;
-    }
-  }
-  return n;
-}
-
-/** UDP sockets of this process bound to a local port in [min, max]. */
-export function udpSocketsInRange(pid: number, min: number, max: number): number {
-  const inodes = socketInodes(pid);
-  let n = 0;
-  for (const file of ['/proc/net/udp', '/proc/net/udp6']) {
+  const found: { port: number; state: string }[] = [];
+  for (const file of [`/proc/net/${proto}`, `/proc/net/${proto}6`]) {
     let lines: string[];
     try {
       lines = readFileSync(file, 'utf8').split('\n').slice(1);
@@ -80,11 +60,20 @@ export function udpSocketsInRange(pid: number, min: number, max: number): number
     for (const line of lines) {
       const cols = line.trim().split(/\s+/);
       if (cols.length < 10 || !inodes.has(cols[9]!)) continue;
-      const port = parseInt(cols[1]!.split(':')[1] ?? '', 16);
-      if (port >= min && port <= max) n++;
+      found.push({ port: parseInt(cols[1]!.split(':')[1] ?? '', 16), state: cols[3]! });
     }
   }
-  return n;
+  return found;
+}
+
+/** Established TCP connections of this process on local port `port` (HTTP keep-alive clients). */
+export function tcpConnectionsOnPort(pid: number, port: number): number {
+  return ownSockets(pid, 'tcp').filter((s) => s.state === '01' && s.port === port).length;
+}
+
+/** UDP sockets of this process bound to a local port in [min, max]. */
+export function udpSocketsInRange(pid: number, min: number, max: number): number {
+  return ownSockets(pid, 'udp').filter((s) => s.port >= min && s.port <= max).length;
 }
 
 /** One sample's value from a Prometheus text exposition (first match), NaN when absent. */

@@ -6,18 +6,11 @@
  * `applyAnswer` and `answerOffer` stay synchronous and throw the same
  * MediaErrors; the worker repeats the negotiation on the SDP it is sent.
  */
-import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { AgentAudioEncoder } from '../agent-audio-encoder.js';
 import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from '../media-config.js';
 import type { CreateSessionOptions } from '../media-engine.js';
 import { MediaError } from '../media-error.js';
-import type { MediaCloseResult, MediaSessionEvents, NetworkQuality } from '../media-types.js';
 import { SPACING_BINS, type PacingClockStats } from '../pacing-clock.js';
-import type { ClearResult } from '../playout-queue.js';
-import type { NegotiatedMedia } from '../sdp-types.js';
-import { SessionSdp } from '../session-sdp.js';
-import { dtmfDigitToEvent } from '../telephone-event.js';
 import {
   unpackFrames,
   type FromWorker,
@@ -27,15 +20,9 @@ import {
   type ToWorker,
   type WorkerMetrics,
 } from './media-worker-protocol.js';
+import { RemoteMediaSession } from './remote-media-session.js';
 
-const FRAME_MS = 20;
-
-/** A received frame as the main thread sees it (`ulaw` views the batch it came in). */
-export interface ReceivedFrame {
-  ulaw: Buffer;
-  mediaTimeMs: number;
-  receivedAt: number;
-}
+export { RemoteMediaSession, type ReceivedFrame } from './remote-media-session.js';
 
 export interface WorkerMediaEngineOptions {
   /** The worker failed (an uncaught error, or it exited): live sessions report 'inactive'. */
@@ -224,198 +211,3 @@ export class WorkerMediaEngine {
     this.closedAll?.();
   }
 }
-
-const NO_QUALITY: NetworkQuality = {
-  packetsReceived: 0,
-  packetsLost: 0,
-  lossPct: 0,
-  packetsOutOfOrder: 0,
-  jitterMs: 0,
-};
-
-/** One call's media session on the worker thread (the MediaSession API, minus counters). */
-export class RemoteMediaSession extends EventEmitter<MediaSessionEvents> {
-  private readonly sdp: SessionSdp;
-  private readonly encoder = new AgentAudioEncoder();
-  private negotiated: NegotiatedMedia | null = null;
-  private audioHandler: (frame: ReceivedFrame) => void = () => {};
-  private readonly frame: ReceivedFrame = { ulaw: Buffer.alloc(0), mediaTimeMs: 0, receivedAt: 0 };
-  private latest: NetworkQuality = NO_QUALITY;
-  /** Marks sent to the worker and not yet reported played, in order. */
-  private marks: string[] = [];
-  /** The worker's queue as of its last frame, plus what we queued since. */
-  private queuedBytes = 0;
-  private readonly maxQueuedBytes: number;
-  private closed: Promise<MediaCloseResult> | null = null;
-  private resolveClose: ((r: MediaCloseResult) => void) | null = null;
-
-  constructor(
-    private readonly engine: WorkerMediaEngine,
-    private readonly id: number,
-    readonly localPort: number,
-    readonly localAddress: string,
-  ) {
-    super();
-    const c = engine.config;
-    this.sdp = new SessionSdp({
-      address: localAddress,
-      port: localPort,
-      codecs: c.codecs,
-      telephoneEventPayloadType: c.telephoneEventPayloadType,
-      ptime: FRAME_MS,
-      offerRtcpMux: c.offerRtcpMux,
-    });
-    this.maxQueuedBytes = Math.round(c.playoutQueueMaxMs * 8);
-  }
-
-  get media(): Readonly<NegotiatedMedia> | null {
-    return this.negotiated;
-  }
-
-  createOffer(): string {
-    return this.sdp.offer();
-  }
-
-  applyAnswer(sdp: string): NegotiatedMedia {
-    const n = this.sdp.readAnswer(sdp);
-    this.negotiated = n;
-    this.engine.queue(['answer', this.id, sdp]);
-    return n;
-  }
-
-  answerOffer(sdp: string): string {
-    const n = this.sdp.readOffer(sdp);
-    this.negotiated = n;
-    this.engine.queue(['offer', this.id, sdp]);
-    return this.sdp.answer(n);
-  }
-
-  /** Every received audio frame; the object is reused (copy what you keep). */
-  onAudio(handler: (frame: ReceivedFrame) => void): void {
-    this.audioHandler = handler;
-  }
-
-  enqueue(audio: Uint8Array | Int16Array, sampleRate = 8000): number {
-    if (this.closed) return 0;
-    const ulaw = this.encoder.toUlaw(audio, sampleRate);
-    const take = Math.max(0, Math.min(ulaw.length, this.maxQueuedBytes - this.queuedBytes));
-    if (take === 0) return 0;
-    this.queuedBytes += take;
-    this.engine.queueAudio(this.id, take === ulaw.length ? ulaw : ulaw.subarray(0, take));
-    return take / 8;
-  }
-
-  mark(name: string): void {
-    if (this.closed) return;
-    this.marks.push(name);
-    this.engine.queue(['mark', this.id, name]);
-  }
-
-  clear(): ClearResult {
-    const result = { droppedMs: this.queuedBytes / 8, droppedMarks: this.marks };
-    this.marks = [];
-    this.queuedBytes = 0;
-    if (!this.closed) this.engine.queue(['clear', this.id]);
-    return result;
-  }
-
-  get queuedMs(): number {
-    return this.queuedBytes / 8;
-  }
-
-  sendDtmf(digits: string): void {
-    if (this.negotiated?.telephoneEventPayloadType == null) {
-      throw new MediaError('dtmf_not_negotiated', 'the far end did not accept telephone-event');
-    }
-    for (const d of digits) {
-      if (dtmfDigitToEvent(d) === undefined) {
-        throw new MediaError('invalid_dtmf_digit', 'not a DTMF digit');
-      }
-    }
-    this.engine.queue(['dtmf', this.id, digits]);
-  }
-
-  /** The latest figures the worker reported (every statsIntervalMs; final ones from close). */
-  stats(): NetworkQuality {
-    return this.latest;
-  }
-
-  close(reason = 'call ended'): Promise<MediaCloseResult> {
-    if (this.closed) return this.closed;
-    this.audioHandler = () => {};
-    this.closed = new Promise((resolve) => (this.resolveClose = resolve));
-    if (this.engine.failure) this.onWorkerGone();
-    else this.engine.closeSession(this.id, reason);
-    return this.closed;
-  }
-
-  // ---- from the worker ----
-
-  onWorkerFrame(f: PackedFrame): void {
-    this.queuedBytes = f.queuedBytes;
-    const frame = this.frame;
-    frame.ulaw = f.ulaw;
-    frame.mediaTimeMs = f.mediaTimeMs;
-    frame.receivedAt = f.receivedAt;
-    this.audioHandler(frame);
-  }
-
-  onWorkerEvent(name: string, data: unknown): void {
-    switch (name) {
-      case 'mark':
-        // a mark dropped by clear() may still have been played: report only pending ones
-        if (this.marks[0] === data) {
-          this.marks.shift();
-          this.emit('mark', data as string);
-        }
-        break;
-      case 'stats':
-        this.latest = data as NetworkQuality;
-        this.emit('stats', this.latest);
-        break;
-      case 'dtmf':
-        this.emit('dtmf', data as MediaSessionEvents['dtmf'][0]);
-        break;
-      case 'inactive':
-        this.emit('inactive', data as MediaSessionEvents['inactive'][0]);
-        break;
-      case 'latched':
-        this.emit('latched', data as MediaSessionEvents['latched'][0]);
-        break;
-    }
-  }
-
-  onClosed(result: MediaCloseResult): void {
-    this.latest = result.networkQuality;
-    this.resolveClose?.(result);
-  }
-
-  /** The worker is gone: the call cannot have media any more. */
-  onWorkerGone(): void {
-    const result: MediaCloseResult = {
-      networkQuality: this.latest,
-      counters: EMPTY_COUNTERS,
-      recording: null,
-    };
-    if (this.resolveClose) this.resolveClose(result);
-    else this.emit('inactive', { silentForMs: 0 });
-  }
-}
-
-const EMPTY_COUNTERS: MediaCloseResult['counters'] = {
-  packetsSent: 0,
-  octetsSent: 0,
-  audioFramesSent: 0,
-  dtmfPacketsSent: 0,
-  packetsReceived: 0,
-  packetsDuplicated: 0,
-  malformedPackets: 0,
-  foreignPackets: 0,
-  unknownPayloadType: 0,
-  rtcpSent: 0,
-  rtcpReceived: 0,
-  queuedMs: 0,
-  overflowMs: 0,
-  rttMs: -1,
-  sendErrors: 0,
-};

@@ -23,7 +23,7 @@ import { formatUri, parseUri } from './uri.js';
 import { formatVia, parseVia } from './via.js';
 import { parseWarning } from './warning.js';
 
-const DIR = new URL('../../../../shared/testdata/rfc4475/', import.meta.url);
+const DIR = new URL('../../../sip-test/testdata/rfc4475/', import.meta.url);
 const BASES: Buffer[] = [
   ...readdirSync(DIR)
     .filter((f) => f.endsWith('.dat'))

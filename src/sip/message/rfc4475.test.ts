@@ -1,10 +1,12 @@
-// RFC 4475 torture messages, one row per file in ../shared/testdata/rfc4475.
+// RFC 4475 torture messages, one row per file in sip-test/testdata/rfc4475
+// (the project's shared test data, kept in the repository so a fresh clone
+// tests on its own; checked against ../shared when that is beside it).
 // Each row says what a robust UAS does with it: parse ("accepted" when the
 // §8.2 checks let it through), answer with a status, or drop it; plus spot
 // checks of the fields RFC 4475 describes. A row marked knownFailure asserts
 // that it still fails, so a fix forces the table to be updated.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   checkIncomingRequest,
@@ -23,7 +25,8 @@ import {
   type SipResponse,
 } from './index.js';
 
-const DIR = new URL('../../../../shared/testdata/rfc4475/', import.meta.url);
+const DIR = new URL('../../../sip-test/testdata/rfc4475/', import.meta.url);
+const SHARED = new URL('../../../../shared/testdata/rfc4475/', import.meta.url);
 
 type Outcome = 'accepted' | 'drop' | number;
 
@@ -334,6 +337,20 @@ describe('RFC 4475 torture messages', () => {
     .filter((f) => f.endsWith('.dat'))
     .map((f) => f.slice(0, -4))
     .sort();
+
+  it.runIf(existsSync(SHARED))(
+    'keeps the same files as ../shared/testdata (run when it is there)',
+    () => {
+      const names = (dir: URL) => readdirSync(dir).sort();
+      expect(names(DIR)).toEqual(names(SHARED));
+      for (const name of names(SHARED)) {
+        expect(
+          readFileSync(new URL(name, DIR)).equals(readFileSync(new URL(name, SHARED))),
+          name,
+        ).toBe(true);
+      }
+    },
+  );
 
   it('has a row for every file and a file for every row', () => {
     expect(files).toEqual(Object.keys(TABLE).sort());

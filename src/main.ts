@@ -99,6 +99,15 @@ async function main(): Promise<void> {
   const engine = config.rtp.worker
     ? new WorkerMediaEngine(mediaConfig, {
         onFailure: (err) => log.error({ err }, 'media worker failed: calls lose their media'),
+        nice: config.rtp.workerNice,
+        onPriority: (p) => {
+          if (p.error) {
+            log.warn(
+              { requested: p.requested, nice: p.nice, reason: p.error },
+              'media worker keeps its priority (grant CAP_SYS_NICE to raise it)',
+            );
+          } else log.info({ nice: p.nice, tid: p.tid }, 'media worker priority set');
+        },
       })
     : new MediaEngine(mediaConfig);
   const media: MediaPort = engine;

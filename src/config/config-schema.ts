@@ -292,6 +292,16 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
       'Run RTP (sockets, pacing, sessions) on a worker thread, so packets leave on time whatever the main thread is doing.',
   },
   {
+    key: 'rtp.workerNice',
+    type: 'int',
+    default: -10,
+    env: 'GATEWAY_RTP_WORKER_NICE',
+    min: -20,
+    max: 19,
+    description:
+      'Nice value of the media worker thread (Linux): negative runs it ahead of call set-up and other processes when the cores are busy. Needs CAP_SYS_NICE; without it the worker keeps normal priority and a warning is logged.',
+  },
+  {
     key: 'recording.dir',
     type: 'string',
     default: './data/recordings',
@@ -383,6 +393,7 @@ export interface Config {
     symmetric: boolean;
     inactivitySeconds: number;
     worker: boolean;
+    workerNice: number;
   };
   recording: { dir: string };
   calls: {

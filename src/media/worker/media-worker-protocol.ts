@@ -9,9 +9,12 @@
 import type { MediaConfig } from '../media-config.js';
 import type { MediaCloseResult, NetworkQuality } from '../media-types.js';
 import type { PacingClockStats } from '../pacing-clock.js';
+import type { ThreadPriority } from './thread-priority.js';
 
 export interface MediaWorkerData {
   config: Partial<MediaConfig>;
+  /** Nice value for the worker thread (thread-priority.ts); undefined leaves it alone. */
+  nice?: number;
 }
 
 /** One ordered operation on a session, main → worker. */
@@ -45,7 +48,8 @@ export type FromWorker =
   | { t: 'event'; id: number; name: SessionEventName; data: unknown }
   | { t: 'closed'; id: number; result: MediaCloseResult }
   | { t: 'closedAll' }
-  | { t: 'metrics'; metrics: WorkerMetrics };
+  | { t: 'metrics'; metrics: WorkerMetrics }
+  | { t: 'priority'; priority: ThreadPriority };
 
 /** Stats as the worker reports them (also the cached value of `stats()` on the main side). */
 export type StatsEvent = NetworkQuality;

@@ -17,6 +17,7 @@ import {
   type SessionOp,
   type ToWorker,
 } from './media-worker-protocol.js';
+import { setThreadNice } from './thread-priority.js';
 
 const BATCH_BYTES = 64 * 1024;
 /** Frames per batch at most: the first of a burst does not wait for the whole burst. */
@@ -24,13 +25,16 @@ const FLUSH_FRAMES = 8;
 const METRICS_INTERVAL_MS = 1000;
 
 const port = parentPort!;
-const engine = new MediaEngine((workerData as MediaWorkerData).config);
+const data = workerData as MediaWorkerData;
+const engine = new MediaEngine(data.config);
 const sessions = new Map<number, MediaSession>();
 let nextId = 1;
 
 function post(m: FromWorker, transfer?: ArrayBuffer[]): void {
   port.postMessage(m, transfer);
 }
+
+if (data.nice !== undefined) post({ t: 'priority', priority: setThreadNice(data.nice) });
 
 /**
  * Received audio of all sessions, sent once per event-loop turn (or every

@@ -1,5 +1,5 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MediaConfig } from '../media-config.js';
@@ -7,6 +7,7 @@ import { MediaEngine } from '../media-engine.js';
 import { MediaError } from '../media-error.js';
 import type { ReceivedAudioFrame } from '../media-types.js';
 import { testPortRange } from '../test-support/port-range.js';
+import type { ThreadPriority } from './thread-priority.js';
 import { WorkerMediaEngine, type ReceivedFrame } from './worker-media-engine.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -136,4 +137,23 @@ describe('WorkerMediaEngine: sessions on a worker thread', () => {
     expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
     expect(wav.length).toBeGreaterThan(44 + 50 * 160 * 4);
   });
+
+  it.runIf(process.platform === 'linux')(
+    "sets the worker thread's nice value, and that thread's only",
+    async () => {
+      let reported: ThreadPriority | null = null;
+      const mainNice = getPriority(process.pid);
+      // lowering a priority needs no privilege: the test holds as any user
+      const nice = Math.min(19, mainNice + 5);
+      const engine = new WorkerMediaEngine(base(), { nice, onPriority: (p) => (reported = p) });
+      closers.push(() => engine.close());
+      await until(() => reported !== null);
+      const p = reported! as ThreadPriority;
+      expect(p.error).toBeUndefined();
+      expect(p.tid).not.toBe(process.pid);
+      expect(p.nice).toBe(nice);
+      expect(getPriority(p.tid!)).toBe(nice); // the kernel's view of the worker thread
+      expect(getPriority(process.pid)).toBe(mainNice); // the main thread is untouched
+    },
+  );
 });

@@ -21,12 +21,17 @@ import {
   type WorkerMetrics,
 } from './media-worker-protocol.js';
 import { RemoteMediaSession } from './remote-media-session.js';
+import type { ThreadPriority } from './thread-priority.js';
 
 export { RemoteMediaSession, type ReceivedFrame } from './remote-media-session.js';
 
 export interface WorkerMediaEngineOptions {
   /** The worker failed (an uncaught error, or it exited): live sessions report 'inactive'. */
   onFailure?: (err: Error) => void;
+  /** Nice value for the worker thread (negative: ahead of the main thread; needs CAP_SYS_NICE). */
+  nice?: number;
+  /** How the nice value was applied, once the worker has started. */
+  onPriority?: (priority: ThreadPriority) => void;
 }
 
 interface PendingCreate {
@@ -60,6 +65,7 @@ export class WorkerMediaEngine {
   ) {
     this.config = { ...DEFAULT_MEDIA_CONFIG, ...config };
     const data: MediaWorkerData = { config: this.config };
+    if (options.nice !== undefined) data.nice = options.nice;
     const here = import.meta.url;
     // The sources run under tsx (npm start, the tests): boot the .ts entry through it.
     this.worker = here.endsWith('.ts')
@@ -192,6 +198,9 @@ export class WorkerMediaEngine {
         break;
       case 'metrics':
         this.metrics = m.metrics;
+        break;
+      case 'priority':
+        this.options.onPriority?.(m.priority);
         break;
     }
   }

@@ -240,6 +240,7 @@ async function main(): Promise<void> {
       farRtpMin: o.farRtpMin,
       farRtpMax: o.farRtpMax,
     });
+    (report.machine as Record<string, unknown>).probeNice = farEnd.probeNice;
     const dir = mkdtempSync(join(tmpdir(), 'gw-load-'));
     const apiKey = `load-${randomBytes(12).toString('hex')}`;
     gw = await startGateway({

@@ -25,7 +25,7 @@ export interface GatewayMetricSources {
 }
 
 /** Bounds for the send-spacing deviation histogram, ms. */
-export const SPACING_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20];
+export const SPACING_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 1.5, 2, 2.5, 3, 5, 10, 20];
 
 /** Counters the SIP stack reports as levels, not totals. */
 const SIP_GAUGES = new Set(['activeLegs', 'clientTransactions', 'serverTransactions']);

@@ -19,6 +19,7 @@ import { registerAgentRoutes } from './routes/agent-routes.js';
 import { registerCallRoutes } from './routes/call-routes.js';
 import { registerSystemRoutes, type Readiness } from './routes/system-routes.js';
 import { registerVoipSipRoutes } from './routes/voip-sip-routes.js';
+import { runUrgentWork } from '../urgent-work.js';
 
 export interface AppDeps {
   config: Pick<
@@ -53,6 +54,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }) as unknown as FastifyInstance;
 
   registerErrorHandler(app);
+  // each request starts and answers at a yield point (urgent-work.ts)
+  app.addHook('onRequest', (_request, _reply, done) => {
+    runUrgentWork();
+    done();
+  });
+  app.addHook('onSend', (_request, _reply, payload, done) => {
+    runUrgentWork();
+    done(null, payload);
+  });
   // JSON only: a text body is 415, not a string that reaches the handlers.
   app.removeContentTypeParser('text/plain');
 

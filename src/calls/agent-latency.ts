@@ -4,7 +4,7 @@ import { LatencyHistogram } from '../agent/index.js';
 
 /** Finer than the agent layer's default: the bridge's own work is sub-millisecond. */
 export const AGENT_LATENCY_BOUNDS_MS = [
-  0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000,
+  0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 4, 5, 7.5, 10, 20, 50, 100, 200, 500, 1000,
 ];
 
 /**

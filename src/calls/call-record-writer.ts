@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import type { CallRecord } from '../store/call-repository.js';
 import type { Store } from '../store/store.js';
 import { OPEN_STATUSES, type CallStatus } from './call-status.js';
+import { runUrgentWork } from '../urgent-work.js';
 
 export type ParticipantStatus =
   | 'invited'
@@ -79,6 +80,7 @@ export class CallRecordWriter {
     onlyFrom: readonly string[] = OPEN_STATUSES,
   ): boolean {
     const next = this.store.calls.update(this.record.id, patch, this.now(), { onlyFrom, detail });
+    runUrgentWork(); // a commit is a natural yield point in call set-up (urgent-work.ts)
     if (!next) return false;
     this.record = next;
     return true;

@@ -14,6 +14,7 @@ import { resolveDestinationZones, type DestinationZones } from './protections/de
 import { evaluateProtections } from './protections/evaluate-protections.js';
 import { scheduleCall } from './scheduling/schedule-call.js';
 import { resolveCallerId, resolveTrunk, type TrunkHealth } from './trunk-resolution.js';
+import { runUrgentWork } from '../urgent-work.js';
 
 export interface Requester {
   company: Company;
@@ -75,6 +76,7 @@ export class CallService {
     const choice = resolveTrunk(this.store, companyId, req, this.trunkHealth);
     const callerId = resolveCallerId(choice.trunk, req);
     const destination = await this.zones(req.destinationNumber);
+    runUrgentWork(); // received audio goes on before the protections and the insert
 
     const now = this.clock.now();
     const nowIso = new Date(now).toISOString();
@@ -167,6 +169,7 @@ export class CallService {
         reason: decision.reason,
       };
     }
+    runUrgentWork(); // and again between the insert and the dial
     this.dispatcher?.accepted(record);
     return { callId: record.callId, scheduled: false };
   }

@@ -6,6 +6,7 @@
  * marks, clears and digits go to the worker as one ordered list per turn of
  * the main thread, so each session's operations keep their order.
  */
+import type { MessagePort } from 'node:worker_threads';
 import type { MediaConfig } from '../media-config.js';
 import type { MediaCloseResult, NetworkQuality } from '../media-types.js';
 import type { PacingClockStats } from '../pacing-clock.js';
@@ -15,6 +16,12 @@ export interface MediaWorkerData {
   config: Partial<MediaConfig>;
   /** Nice value for the worker thread (thread-priority.ts); undefined leaves it alone. */
   nice?: number;
+  /**
+   * The channel for received audio ('audio' messages), apart from the
+   * others, so the main thread can pull pending audio at its yield points
+   * (receiveMessageOnPort) without taking other messages out of order.
+   */
+  audioPort: MessagePort;
 }
 
 /** One ordered operation on a session, main → worker. */
@@ -44,12 +51,17 @@ export interface WorkerMetrics {
 export type FromWorker =
   | { t: 'created'; req: number; id: number; port: number; address: string }
   | { t: 'createFailed'; req: number; message: string }
-  | { t: 'audio'; batch: ArrayBuffer; count: number }
   | { t: 'event'; id: number; name: SessionEventName; data: unknown }
   | { t: 'closed'; id: number; result: MediaCloseResult }
   | { t: 'closedAll' }
   | { t: 'metrics'; metrics: WorkerMetrics }
   | { t: 'priority'; priority: ThreadPriority };
+
+/** Received audio, worker → main, on the audio channel. */
+export interface AudioMessage {
+  batch: ArrayBuffer;
+  count: number;
+}
 
 /** Stats as the worker reports them (also the cached value of `stats()` on the main side). */
 export type StatsEvent = NetworkQuality;

@@ -9,6 +9,7 @@ import { MediaEngine } from '../media-engine.js';
 import type { MediaSession } from '../media-session.js';
 import type { ReceivedAudioFrame } from '../media-types.js';
 import {
+  type AudioMessage,
   packFrame,
   recordSize,
   type FromWorker,
@@ -67,7 +68,7 @@ class AudioBatch {
   readonly flush = (): void => {
     if (this.count === 0) return;
     const batch = this.staging.slice(0, this.offset);
-    post({ t: 'audio', batch, count: this.count }, [batch]);
+    data.audioPort.postMessage({ batch, count: this.count } satisfies AudioMessage, [batch]);
     this.offset = 0;
     this.count = 0;
   };

@@ -7,6 +7,7 @@ import { MediaEngine } from '../media-engine.js';
 import { MediaError } from '../media-error.js';
 import type { ReceivedAudioFrame } from '../media-types.js';
 import { testPortRange } from '../test-support/port-range.js';
+import { runUrgentWork } from '../../urgent-work.js';
 import type { ThreadPriority } from './thread-priority.js';
 import { WorkerMediaEngine, type ReceivedFrame } from './worker-media-engine.js';
 
@@ -156,4 +157,19 @@ describe('WorkerMediaEngine: sessions on a worker thread', () => {
       expect(getPriority(process.pid)).toBe(mainNice); // the main thread is untouched
     },
   );
+
+  it('hands pending received audio over at a yield point while the main thread is busy', async () => {
+    const w = await workerEngine().createSession();
+    const peer = await workerEngine().createSession(); // sends from its own thread
+    w.applyAnswer(peer.answerOffer(w.createOffer()));
+    let frames = 0;
+    w.onAudio(() => frames++);
+    peer.enqueue(Buffer.alloc(8000, 0x33));
+    await until(() => frames > 0);
+    const end = performance.now() + 200; // a long task: no event-loop turn for 200 ms
+    while (performance.now() < end);
+    const before = frames;
+    runUrgentWork(); // what call set-up code does between its steps
+    expect(frames - before).toBeGreaterThanOrEqual(5); // ~10 frames came in meanwhile
+  });
 });

@@ -6,12 +6,19 @@
  * `applyAnswer` and `answerOffer` stay synchronous and throw the same
  * MediaErrors; the worker repeats the negotiation on the SDP it is sent.
  */
-import { Worker } from 'node:worker_threads';
+import {
+  MessageChannel,
+  receiveMessageOnPort,
+  Worker,
+  type MessagePort,
+} from 'node:worker_threads';
+import { registerUrgentWork } from '../../urgent-work.js';
 import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from '../media-config.js';
 import type { CreateSessionOptions } from '../media-engine.js';
 import { MediaError } from '../media-error.js';
 import { SPACING_BINS, type PacingClockStats } from '../pacing-clock.js';
 import {
+  type AudioMessage,
   unpackFrames,
   type FromWorker,
   type MediaWorkerData,
@@ -42,6 +49,9 @@ interface PendingCreate {
 export class WorkerMediaEngine {
   readonly config: MediaConfig;
   private readonly worker: Worker;
+  /** Received audio from the worker (see MediaWorkerData.audioPort). */
+  private readonly audioPort: MessagePort;
+  private readonly unregisterDrain: () => void;
   private readonly sessions = new Map<number, RemoteMediaSession>();
   private readonly creates = new Map<number, PendingCreate>();
   private nextReq = 1;
@@ -64,15 +74,21 @@ export class WorkerMediaEngine {
     private readonly options: WorkerMediaEngineOptions = {},
   ) {
     this.config = { ...DEFAULT_MEDIA_CONFIG, ...config };
-    const data: MediaWorkerData = { config: this.config };
+    const { port1, port2 } = new MessageChannel();
+    this.audioPort = port1;
+    const data: MediaWorkerData = { config: this.config, audioPort: port2 };
     if (options.nice !== undefined) data.nice = options.nice;
     const here = import.meta.url;
     // The sources run under tsx (npm start, the tests): boot the .ts entry through it.
     this.worker = here.endsWith('.ts')
       ? new Worker(new URL('./tsx-worker-boot.mjs', here), {
           workerData: { ...data, entry: new URL('./media-worker.ts', here).href },
+          transferList: [port2],
         })
-      : new Worker(new URL('./media-worker.js', here), { workerData: data });
+      : new Worker(new URL('./media-worker.js', here), { workerData: data, transferList: [port2] });
+    this.audioPort.on('message', (m: AudioMessage) => this.onAudio(m));
+    // long main-thread chains (call set-up) pull pending audio at their yield points
+    this.unregisterDrain = registerUrgentWork(this.drainAudio);
     this.worker.on('message', (m: FromWorker) => this.onMessage(m));
     this.worker.on('error', (err) => this.fail(err));
     this.worker.on('exit', (code) => this.fail(new Error(`media worker exited with ${code}`)));
@@ -122,6 +138,8 @@ export class WorkerMediaEngine {
       }
       this.worker.removeAllListeners('exit');
       await this.worker.terminate();
+      this.unregisterDrain();
+      this.audioPort.close();
     })();
     return this.closing;
   }
@@ -169,9 +187,6 @@ export class WorkerMediaEngine {
 
   private onMessage(m: FromWorker): void {
     switch (m.t) {
-      case 'audio':
-        unpackFrames(m.batch, m.count, this.deliver);
-        break;
       case 'event':
         this.sessions.get(m.id)?.onWorkerEvent(m.name, m.data);
         break;
@@ -190,6 +205,7 @@ export class WorkerMediaEngine {
         break;
       }
       case 'closed':
+        this.drainAudio(); // the worker sent the session's last frames before this
         this.sessions.get(m.id)?.onClosed(m.result);
         this.sessions.delete(m.id);
         break;
@@ -205,6 +221,21 @@ export class WorkerMediaEngine {
     }
   }
 
+  private onAudio(m: AudioMessage): void {
+    unpackFrames(m.batch, m.count, this.deliver);
+  }
+
+  /** Delivers the audio batches already waiting on the channel, now. */
+  readonly drainAudio = (): void => {
+    for (
+      let m = receiveMessageOnPort(this.audioPort);
+      m;
+      m = receiveMessageOnPort(this.audioPort)
+    ) {
+      this.onAudio(m.message as AudioMessage);
+    }
+  };
+
   private readonly deliver = (f: PackedFrame): void => {
     this.sessions.get(f.id)?.onWorkerFrame(f);
   };
@@ -212,6 +243,8 @@ export class WorkerMediaEngine {
   private fail(err: Error): void {
     if (this.failed) return;
     this.failed = err;
+    this.unregisterDrain();
+    this.audioPort.close(); // an open port would keep the process alive
     this.options.onFailure?.(err);
     for (const pending of this.creates.values()) pending.reject(err);
     this.creates.clear();

@@ -3,6 +3,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import type { RawReceiver, SendErrorHandler, SipTransport } from './types.js';
+import { runUrgentWork } from '../../urgent-work.js';
 
 export interface UdpTransportOptions {
   host: string;
@@ -24,6 +25,7 @@ export class UdpTransport implements SipTransport {
     this.socket = socket;
     const onData = this.opts.onData;
     socket.on('message', (buf, rinfo) => {
+      runUrgentWork(); // SIP handling can be long: pending media work first (urgent-work.ts)
       onData(buf, { transport: 'udp', host: rinfo.address, port: rinfo.port });
     });
     return new Promise((resolve, reject) => {

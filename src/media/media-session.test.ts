@@ -10,6 +10,7 @@ import type { MediaSession } from './media-session.js';
 import type { ReceivedAudioFrame } from './media-types.js';
 import { createRtpHeader, parseRtpPacket } from './rtp-packet.js';
 import { testPortRange } from './test-support/port-range.js';
+import { sleep, until } from './test-support/wait.js';
 
 const engines: MediaEngine[] = [];
 
@@ -28,16 +29,6 @@ function engine(config: Partial<MediaConfig> = {}): MediaEngine {
 afterEach(async () => {
   await Promise.all(engines.splice(0).map((e) => e.close()));
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await sleep(10);
-  }
-}
 
 /** A offers, B answers: a connected pair. */
 async function pair(

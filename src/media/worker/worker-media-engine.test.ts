@@ -10,6 +10,7 @@ import { testPortRange } from '../test-support/port-range.js';
 import { runUrgentWork } from '../../urgent-work.js';
 import type { ThreadPriority } from './thread-priority.js';
 import { WorkerMediaEngine, type ReceivedFrame } from './worker-media-engine.js';
+import { sleep, until as waitUntil } from '../test-support/wait.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -35,15 +36,8 @@ function localEngine(config: Partial<MediaConfig> = {}): MediaEngine {
   return e;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until(cond: () => boolean, ms = 4000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await sleep(10);
-  }
-}
+/** Waits up to 4 s: a worker thread has to start first. */
+const until = (cond: () => boolean): Promise<void> => waitUntil(cond, 4000);
 
 describe('WorkerMediaEngine: sessions on a worker thread', () => {
   it('offer/answer with an in-thread peer, audio both ways byte for byte, marks, DTMF, stats on close', async () => {

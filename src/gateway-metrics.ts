@@ -15,7 +15,7 @@ export interface GatewayMetricSources {
   media: {
     readonly activeSessions: number;
     pacingStats(): { wakeups: number; ticks: number; skippedTicks: number; maxLateMs: number };
-    /** |interval − frame| between a pacing slot's ticks, bins of `spacingBinMs`; the last bin holds the overflow. */
+    /** |interval − frame| between each session's consecutive frames, bins of `spacingBinMs`; the last bin holds the overflow. */
     sendSpacingHistogram(): Uint32Array;
   };
   spacingBinMs: number;
@@ -46,7 +46,7 @@ export function registerGatewayMetrics(registry: Registry, s: GatewayMetricSourc
   );
   new SnapshotHistogram(
     'gateway_media_send_spacing_deviation_ms',
-    "|interval − 20 ms| between a pacing slot's consecutive ticks, as the daemon's schedule achieved it, ms.",
+    "|interval − 20 ms| between the starts of each session's consecutive frames in the daemon (pauses inside a burst included), ms.",
     registry,
     () => spacingSnapshot(s.media.sendSpacingHistogram(), s.spacingBinMs, SPACING_BOUNDS_MS),
   );

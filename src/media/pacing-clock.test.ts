@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PacingClock } from './pacing-clock.js';
+import { PacingClock, SPACING_BIN_MS } from './pacing-clock.js';
 import { FakeMediaClock } from './test-support/fake-media-clock.js';
 
 function recorder(clock: FakeMediaClock): {
@@ -68,6 +68,35 @@ describe('PacingClock', () => {
     const spacing = pacing.spacingHistogram();
     expect(spacing[0]).toBe(999); // every interval exactly 20 ms
     expect(spacing.reduce((x, y) => x + y, 0)).toBe(999);
+  });
+
+  it('counts a pause in the middle of a slot in the spacing of the targets it held back', () => {
+    const clock = new FakeMediaClock();
+    const pacing = new PacingClock(clock, { slots: 1, leadMs: 0 });
+    const ticks: string[] = [];
+    let pauseAtFrame = -1;
+    const target = (name: string, pauses: boolean) => ({
+      onPacingTick(frame: number) {
+        ticks.push(name);
+        // a 3 ms collection inside this target's frame: time moves, timers do not run
+        if (pauses && frame === pauseAtFrame) (clock as unknown as { t: number }).t += 3;
+      },
+    });
+    // slots run their targets last-added first: c, b (pauses), a
+    pacing.add(target('a', false));
+    pacing.add(target('b', true));
+    pacing.add(target('c', false));
+    clock.advance(100); // frames 0..5, all on time
+    expect(pacing.spacingHistogram(true)[0]).toBe(15); // 5 intervals × 3 targets, all 20 ms
+    pauseAtFrame = 6;
+    clock.advance(100);
+    const spacing = pacing.spacingHistogram();
+    // 'a' started frame 6 three ms late (23 ms after frame 5) and frame 7 on time (17 ms): two
+    // samples in the 3 ms bin; the tick itself started on time, so a per-tick measure saw nothing
+    const bin3 = Math.round(3 / SPACING_BIN_MS);
+    expect(spacing[bin3]).toBe(2);
+    expect(spacing.reduce((x, y) => x + y, 0)).toBe(15);
+    expect(ticks.slice(0, 3)).toEqual(['c', 'b', 'a']);
   });
 
   it('catches up a short stall back to back, skips a long one', () => {

@@ -45,7 +45,7 @@ export interface PacingClockStats {
   maxLateMs: number;
 }
 
-/** Histogram of |interval − frameMs| between a slot's consecutive ticks, 0.05 ms bins. */
+/** Histogram of |interval − frameMs| between a target's consecutive frames, 0.05 ms bins. */
 export const SPACING_BIN_MS = 0.05;
 export const SPACING_BINS = 1000;
 
@@ -59,6 +59,8 @@ export class PacingClock {
   private readonly members: PacingHandle[][];
   /** The targets of each slot, parallel to `members` (the tick loop reads only these). */
   private readonly targets: PacedTarget[][];
+  /** When each target's last frame began, parallel to `targets` (NaN: no interval yet). */
+  private readonly startedAt: number[][];
   private count = 0;
   private t0 = 0;
   /** Global tick number (frame × slots + slot) of the next tick to run. */
@@ -66,7 +68,6 @@ export class PacingClock {
   private timer: MediaTimer | null = null;
   /** A tick is running (a target's handler may poll again: no re-entry). */
   private running = false;
-  private readonly lastLate: Float64Array;
   private readonly spacing = new Uint32Array(SPACING_BINS);
   private readonly counters: PacingClockStats = {
     wakeups: 0,
@@ -87,7 +88,7 @@ export class PacingClock {
     this.minPerSlot = Math.max(1, options.minPerSlot ?? 50);
     this.members = Array.from({ length: this.slots }, () => []);
     this.targets = Array.from({ length: this.slots }, () => []);
-    this.lastLate = new Float64Array(this.slots).fill(NaN);
+    this.startedAt = Array.from({ length: this.slots }, () => []);
   }
 
   get size(): number {
@@ -99,9 +100,11 @@ export class PacingClock {
   }
 
   /**
-   * Send spacing as the schedule achieved it: per tick, how far the
-   * interval since the same slot's previous tick was from `frameMs`
-   * (bins of SPACING_BIN_MS). `reset` starts a new measurement.
+   * Send spacing as the targets saw it: per frame of each target, how far
+   * the interval since its previous frame began was from `frameMs` (bins
+   * of SPACING_BIN_MS). Taken per target, not per tick, so that a pause in
+   * the middle of a slot (a collection, a preempted thread) counts for the
+   * packets it held back. `reset` starts a new measurement.
    */
   spacingHistogram(reset = false): Uint32Array {
     const copy = this.spacing.slice();
@@ -128,9 +131,9 @@ export class PacingClock {
     }
     const list = this.members[slot]!;
     const handle: PacingHandle = { slot, index: list.length, target };
-    if (list.length === 0) this.lastLate[slot] = NaN; // a slot reopened: no interval yet
     list.push(handle);
     this.targets[slot]!.push(target);
+    this.startedAt[slot]!.push(NaN);
     if (this.count++ === 0) this.start();
     return handle;
   }
@@ -138,12 +141,15 @@ export class PacingClock {
   remove(handle: PacingHandle): void {
     const list = this.members[handle.slot]!;
     const targets = this.targets[handle.slot]!;
+    const startedAt = this.startedAt[handle.slot]!;
     if (list[handle.index] !== handle) return;
     const last = list.pop()!;
     const lastTarget = targets.pop()!;
+    const lastStarted = startedAt.pop()!;
     if (last !== handle) {
       list[handle.index] = last;
       targets[handle.index] = lastTarget;
+      startedAt[handle.index] = lastStarted;
       last.index = handle.index;
     }
     handle.index = -1;
@@ -199,7 +205,7 @@ export class PacingClock {
       const skip = Math.floor((now - due) / this.slotMs);
       this.nextTick += skip;
       this.counters.skippedTicks += skip;
-      this.lastLate.fill(NaN); // a skip is not a spacing sample
+      for (const started of this.startedAt) started.fill(NaN); // a skip is not a spacing sample
       due = this.t0 + this.nextTick * this.slotMs;
     }
     while (due <= now + this.leadMs && this.count > 0) {
@@ -207,15 +213,7 @@ export class PacingClock {
       if (late > this.counters.maxLateMs) this.counters.maxLateMs = late;
       const tick = this.nextTick++;
       const slot = tick % this.slots;
-      if (this.targets[slot]!.length > 0) {
-        const prev = this.lastLate[slot]!;
-        if (prev === prev) {
-          const bin = Math.round(Math.abs(late - prev) / SPACING_BIN_MS);
-          this.spacing[bin < SPACING_BINS ? bin : SPACING_BINS - 1]!++;
-        }
-        this.lastLate[slot] = late;
-        this.runSlot(slot, Math.floor(tick / this.slots));
-      }
+      if (this.targets[slot]!.length > 0) this.runSlot(slot, Math.floor(tick / this.slots));
       this.counters.ticks++;
       due = this.t0 + this.nextTick * this.slotMs;
     }
@@ -223,10 +221,19 @@ export class PacingClock {
 
   private runSlot(slot: number, frame: number): void {
     const list = this.targets[slot]!;
+    const startedAt = this.startedAt[slot]!;
     // iterate backwards: a target removing itself swaps in one already run
     for (let i = list.length - 1; i >= 0; i--) {
       const t = list[i];
-      if (t) t.onPacingTick(frame);
+      if (!t) continue;
+      const now = this.clock.now();
+      const prev = startedAt[i]!;
+      if (prev === prev) {
+        const bin = Math.round(Math.abs(now - prev - this.frameMs) / SPACING_BIN_MS);
+        this.spacing[bin < SPACING_BINS ? bin : SPACING_BINS - 1]!++;
+      }
+      startedAt[i] = now;
+      t.onPacingTick(frame);
     }
   }
 

@@ -9,7 +9,11 @@ import type { ReceivedAudioFrame } from '../media-types.js';
 import { testPortRange } from '../test-support/port-range.js';
 import { runUrgentWork } from '../../urgent-work.js';
 import type { ThreadPriority } from './thread-priority.js';
-import { WorkerMediaEngine, type ReceivedFrame } from './worker-media-engine.js';
+import {
+  WORKER_YOUNG_GENERATION_MB,
+  WorkerMediaEngine,
+  type ReceivedFrame,
+} from './worker-media-engine.js';
 import { sleep, until as waitUntil } from '../test-support/wait.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -151,6 +155,13 @@ describe('WorkerMediaEngine: sessions on a worker thread', () => {
       expect(getPriority(process.pid)).toBe(mainNice); // the main thread is untouched
     },
   );
+
+  it("bounds the worker's young generation (short scavenges between frames)", async () => {
+    const engine = workerEngine();
+    await engine.createSession(); // the worker is up
+    expect(engine.resourceLimits.maxYoungGenerationSizeMb).toBe(WORKER_YOUNG_GENERATION_MB);
+    expect(WORKER_YOUNG_GENERATION_MB).toBeLessThanOrEqual(4);
+  });
 
   it('hands pending received audio over at a yield point while the main thread is busy', async () => {
     const w = await workerEngine().createSession();

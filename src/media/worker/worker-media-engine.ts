@@ -11,6 +11,7 @@ import {
   receiveMessageOnPort,
   Worker,
   type MessagePort,
+  type ResourceLimits,
 } from 'node:worker_threads';
 import { registerUrgentWork } from '../../urgent-work.js';
 import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from '../media-config.js';
@@ -40,6 +41,18 @@ export interface WorkerMediaEngineOptions {
   /** How the nice value was applied, once the worker has started. */
   onPriority?: (priority: ThreadPriority) => void;
 }
+
+/**
+ * The worker's young generation, MB (V8 splits it into two semi-spaces and
+ * a large-object space: 3 MB is 1 MB semi-spaces). Every received datagram
+ * is a Buffer with its own ArrayBuffer, and a scavenge frees the ones that
+ * died; with V8's default semi-space a scavenge came about once a second and
+ * held the pacing clock 2-5 ms (p50/p90 at 100-200 calls), long enough to
+ * show in the send spacing. At 1 MB they come about 8 times a second and
+ * take 0.3-0.9 ms, for well under 1 % of a core more in total
+ * (sip-test/load/media-bench.ts with --max-semi-space-size, README).
+ */
+export const WORKER_YOUNG_GENERATION_MB = 3;
 
 interface PendingCreate {
   resolve: (s: RemoteMediaSession) => void;
@@ -79,13 +92,19 @@ export class WorkerMediaEngine {
     const data: MediaWorkerData = { config: this.config, audioPort: port2 };
     if (options.nice !== undefined) data.nice = options.nice;
     const here = import.meta.url;
+    const resourceLimits = { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB };
     // The sources run under tsx (npm start, the tests): boot the .ts entry through it.
     this.worker = here.endsWith('.ts')
       ? new Worker(new URL('./tsx-worker-boot.mjs', here), {
           workerData: { ...data, entry: new URL('./media-worker.ts', here).href },
           transferList: [port2],
+          resourceLimits,
         })
-      : new Worker(new URL('./media-worker.js', here), { workerData: data, transferList: [port2] });
+      : new Worker(new URL('./media-worker.js', here), {
+          workerData: data,
+          transferList: [port2],
+          resourceLimits,
+        });
     this.audioPort.on('message', (m: AudioMessage) => this.onAudio(m));
     // long main-thread chains (call set-up) pull pending audio at their yield points
     this.unregisterDrain = registerUrgentWork(this.drainAudio);
@@ -97,6 +116,11 @@ export class WorkerMediaEngine {
   /** Set once the worker failed; sessions then end at once. */
   get failure(): Error | null {
     return this.failed;
+  }
+
+  /** The worker's heap limits as its isolate applied them, MB (empty until it has started). */
+  get resourceLimits(): ResourceLimits {
+    return this.worker.resourceLimits ?? {};
   }
 
   get activeSessions(): number {

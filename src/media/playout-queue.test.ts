@@ -53,6 +53,18 @@ describe('PlayoutQueue', () => {
     expect(q.queuedBytes).toBe(400);
   });
 
+  it('lets go of a chunk as soon as it has been taken (no reference left until compaction)', () => {
+    const q = new PlayoutQueue(8000);
+    const first = bytes(160, 1);
+    const second = bytes(160, 2);
+    q.push(first);
+    q.push(second);
+    q.read(new Uint8Array(160), 0, 160, 0xff);
+    const held = (q as unknown as { chunks: Uint8Array[] }).chunks;
+    expect(held).not.toContain(first); // a taken view (and the buffer behind it) can be collected young
+    expect(held).toContain(second);
+  });
+
   it('keeps memory flat over a long stream of small chunks', () => {
     const q = new PlayoutQueue(1_000_000);
     const out = new Uint8Array(160);

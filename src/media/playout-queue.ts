@@ -17,6 +17,8 @@ interface Mark {
   position: number;
 }
 
+const EMPTY = new Uint8Array(0);
+
 export class PlayoutQueue {
   private chunks: Uint8Array[] = [];
   private head = 0; // index of the first chunk
@@ -76,7 +78,11 @@ export class PlayoutQueue {
       this.queued -= n;
       this.headOffset += n;
       if (this.headOffset === chunk.length) {
-        this.head++;
+        // let go of it now: a taken chunk still referenced until the next
+        // compaction lived long enough to be promoted (with the whole batch
+        // buffer it is a view of), and old-generation garbage means full
+        // collections in the media thread
+        this.chunks[this.head++] = EMPTY;
         this.headOffset = 0;
       }
     }

@@ -13,15 +13,28 @@
 // packets sent ÷ (50 × N × seconds), send spacing p50/p99 as the echo sees
 // it, clock drift (ppm, least-squares per flow), event-loop delay p99 and
 // memory per call.
-
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createSocket, type Socket } from 'node:dgram';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { MediaEngine, type MediaSession } from '../../src/media/index.js';
 import { SPACING_BIN_MS } from '../../src/media/pacing-clock.js';
+import {
+  echoRole,
+  generatorRole,
+  relayRole,
+  type EchoResult,
+  type RelayResult,
+} from './media-bench/far-roles.js';
+import {
+  cpuWindow,
+  type CpuWindow,
+  FRAME_MS,
+  histogramPercentile,
+  type Message,
+  onCommand,
+  sleep,
+} from './media-bench/roles-support.js';
 
-const FRAME_MS = 20;
 const SELF = fileURLToPath(import.meta.url);
 
 interface MediaResult extends CpuWindow {
@@ -35,178 +48,9 @@ interface MediaResult extends CpuWindow {
   framesReceived: number;
 }
 
-interface EchoResult {
-  flows: number;
-  packets: number;
-  gapP50: number;
-  gapP99: number;
-  devP99: number;
-  driftPpmMedian: number;
-  driftPpmMaxAbs: number;
-}
-
-interface RelayResult extends CpuWindow {
-  forwarded: number;
-}
-
-type Message = { cmd: string; [k: string]: unknown };
-
-// ---------- helpers shared by the roles ----------
-
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-interface CpuWindow {
-  cpuPct: number;
-  userPct: number;
-  windowMs: number;
-  wakeups: number;
-}
-
-function cpuWindow(): () => CpuWindow {
-  const c0 = process.cpuUsage();
-  const r0 = process.resourceUsage();
-  const t0 = performance.now();
-  return () => {
-    const c = process.cpuUsage(c0);
-    const r = process.resourceUsage();
-    const windowMs = performance.now() - t0;
-    return {
-      cpuPct: ((c.user + c.system) / 1000 / windowMs) * 100,
-      userPct: (c.user / 1000 / windowMs) * 100,
-      windowMs,
-      // context switches: how often the process slept and woke up
-      wakeups:
-        r.voluntaryContextSwitches -
-        r0.voluntaryContextSwitches +
-        r.involuntaryContextSwitches -
-        r0.involuntaryContextSwitches,
-    };
-  };
-}
-
-async function bindUdp(port = 0, recvBufferSize?: number): Promise<Socket> {
-  const s = createSocket({ type: 'udp4', ...(recvBufferSize ? { recvBufferSize } : {}) });
-  await new Promise<void>((r) => s.bind(port, '127.0.0.1', r));
-  return s;
-}
-
-function onCommand(handler: (m: Message) => Promise<unknown>): void {
-  process.on('SIGTERM', () => process.exit(0)); // a clean exit writes --cpu-prof output
-  process.on('message', (m: Message) => {
-    handler(m).then(
-      (result) => process.send!({ cmd: 'result', result }),
-      (err: unknown) => process.send!({ cmd: 'error', error: String(err) }),
-    );
-  });
-  process.send!({ cmd: 'ready' });
-}
-
-/** The bin index at quantile `q` of a histogram. */
-function histogramPercentile(hist: Uint32Array, q: number): number {
-  const total = hist.reduce((a, b) => a + b, 0);
-  let acc = 0;
-  for (let i = 0; i < hist.length; i++) {
-    acc += hist[i]!;
-    if (acc >= total * q) return i;
-  }
-  return NaN;
-}
-
-// ---------- role: echo (the far end for our sessions) ----------
-
-async function echoRole(): Promise<void> {
-  const socket = await bindUdp(0, 8 << 20);
-  interface Flow {
-    n: number;
-    x0: number;
-    cycles: number;
-    lastSeq: number;
-    lastAt: number;
-    /** Least-squares sums of y = arrival − index × 20 ms against x = index (y relative to the first). */
-    y0: number;
-    sx: number;
-    sy: number;
-    sxx: number;
-    sxy: number;
-  }
-  let flows = new Map<number, Flow>();
-  let gaps = new Uint32Array(4000); // 0.05 ms bins up to 200 ms
-  let recording = false;
-  socket.on('message', (msg, rinfo) => {
-    socket.send(msg, rinfo.port, rinfo.address);
-    if (!recording || msg.length < 12 || (msg[1]! >= 192 && msg[1]! <= 223)) return;
-    const now = performance.now();
-    const seq = (msg[2]! << 8) | msg[3]!;
-    let f = flows.get(rinfo.port);
-    if (!f) {
-      f = {
-        n: 0,
-        x0: seq,
-        cycles: 0,
-        lastSeq: seq,
-        lastAt: now,
-        y0: now,
-        sx: 0,
-        sy: 0,
-        sxx: 0,
-        sxy: 0,
-      };
-      flows.set(rinfo.port, f);
-    } else {
-      if (seq < f.lastSeq && f.lastSeq - seq > 30000) f.cycles += 65536;
-      const gap = now - f.lastAt;
-      gaps[Math.min(gaps.length - 1, Math.round(gap * 20))]!++;
-      f.lastSeq = seq;
-      f.lastAt = now;
-    }
-    // drift: the slope of (arrival − index × 20 ms) against the index, least
-    // squares over every packet of the flow (queueing noise averages out)
-    const x = f.cycles + seq - f.x0;
-    const y = now - x * FRAME_MS - f.y0;
-    f.sx += x;
-    f.sy += y;
-    f.sxx += x * x;
-    f.sxy += x * y;
-    f.n++;
-  });
-  onCommand(async (m) => {
-    if (m.cmd === 'port') return socket.address().port;
-    if (m.cmd === 'record') {
-      flows = new Map();
-      gaps = new Uint32Array(4000);
-      recording = true;
-      return null;
-    }
-    recording = false;
-    const pct = (p: number, hist: Uint32Array, scale: number): number =>
-      histogramPercentile(hist, p) / scale;
-    const dev = new Uint32Array(4000);
-    gaps.forEach((count, bin) => (dev[Math.round(Math.abs(bin / 20 - FRAME_MS) * 20)]! += count));
-    const drifts: number[] = [];
-    let packets = 0;
-    for (const f of flows.values()) {
-      packets += f.n;
-      if (f.n < 150) continue; // under 3 s: too short for a slope
-      const slope = (f.n * f.sxy - f.sx * f.sy) / (f.n * f.sxx - f.sx * f.sx); // ms per frame
-      drifts.push((slope / FRAME_MS) * 1e6);
-    }
-    drifts.sort((a, b) => a - b);
-    const result: EchoResult = {
-      flows: flows.size,
-      packets,
-      gapP50: pct(0.5, gaps, 20),
-      gapP99: pct(0.99, gaps, 20),
-      devP99: pct(0.99, dev, 20),
-      driftPpmMedian: drifts[Math.floor(drifts.length / 2)] ?? NaN,
-      driftPpmMaxAbs: Math.max(...drifts.map(Math.abs)),
-    };
-    return result;
-  });
 }
 
 // ---------- role: media (our sessions, measured) ----------
@@ -293,70 +137,6 @@ async function mediaRole(): Promise<void> {
   });
 }
 
-// ---------- roles: bare relay (measured) and its traffic generator ----------
-
-async function relayRole(): Promise<void> {
-  let sockets: Socket[] = [];
-  let forwarded = 0;
-  onCommand(async (m) => {
-    if (m.cmd === 'open') {
-      const sinkPort = m.sinkPort as number;
-      for (let i = 0; i < (m.n as number); i++) {
-        const s = await bindUdp();
-        // the floor: receive a datagram, send it on; nothing else
-        s.on('message', (msg) => {
-          forwarded++;
-          s.send(msg, sinkPort, '127.0.0.1');
-        });
-        sockets.push(s);
-      }
-      return sockets.map((s) => s.address().port);
-    }
-    if (m.cmd === 'measure') {
-      const f0 = forwarded;
-      const stop = cpuWindow();
-      await sleep(m.windowMs as number);
-      const result: RelayResult = { ...stop(), forwarded: forwarded - f0 };
-      return result;
-    }
-    for (const s of sockets) s.close();
-    sockets = [];
-    return null;
-  });
-}
-
-async function generatorRole(): Promise<void> {
-  const socket = await bindUdp(0, 8 << 20);
-  let timer: NodeJS.Timeout | null = null;
-  onCommand(async (m) => {
-    if (m.cmd === 'port') return socket.address().port;
-    if (m.cmd === 'start') {
-      const ports = m.ports as number[];
-      const packet = Buffer.alloc(172, 0xff);
-      packet[0] = 0x80;
-      const slots = 4;
-      const t0 = performance.now();
-      let tick = 0;
-      const run = (): void => {
-        while (t0 + tick * (FRAME_MS / slots) <= performance.now() + 1) {
-          const slot = tick % slots;
-          for (let i = slot; i < ports.length; i += slots)
-            socket.send(packet, ports[i]!, '127.0.0.1');
-          tick++;
-        }
-        timer = setTimeout(
-          run,
-          Math.max(0, t0 + tick * (FRAME_MS / slots) - 1 - performance.now()),
-        );
-      };
-      run();
-      return null;
-    }
-    if (timer) clearTimeout(timer);
-    return null;
-  });
-}
-
 // ---------- orchestration ----------
 
 class Child {
@@ -413,17 +193,20 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
-let windowMs = 15_000;
-let warmupMs = 3_000;
-let jitWarmupMs = 15_000;
+interface Bench {
+  echo: Child;
+  media: Child;
+  relay: Child;
+  generator: Child;
+  echoPort: number;
+  sinkPort: number;
+  /** Traffic before each measurement, ms. */
+  warmupMs: number;
+}
 
-/** One measurement of ours and one of the floor, back to back, at N calls. */
-async function runOnce(
-  n: number,
-  c: { echo: Child; media: Child; relay: Child; generator: Child },
-  echoPort: number,
-  sinkPort: number,
-): Promise<Row> {
+/** One measurement of ours and one of the floor, back to back, at N calls, each `windowMs` long. */
+async function runOnce(n: number, c: Bench, windowMs: number): Promise<Row> {
+  const { echoPort, sinkPort, warmupMs } = c;
   await c.media.ask({ cmd: 'setup', n, echoPort, warmupMs });
   await c.echo.ask({ cmd: 'record' });
   const ours = await c.media.ask<MediaResult>({ cmd: 'measure', windowMs });
@@ -451,10 +234,10 @@ async function runOnce(
 
 async function main(): Promise<void> {
   const ns = arg('n', '50,100,200,400').split(',').map(Number);
-  windowMs = Number(arg('seconds', '15')) * 1000;
-  warmupMs = Number(arg('warmup', '3')) * 1000;
+  const windowMs = Number(arg('seconds', '15')) * 1000;
+  const warmupMs = Number(arg('warmup', '3')) * 1000;
   const reps = Number(arg('reps', '3'));
-  jitWarmupMs = Number(arg('jit-warmup', '15')) * 1000;
+  const jitWarmupMs = Number(arg('jit-warmup', '15')) * 1000;
   const echo = Child.start('echo');
   const media = Child.start('media');
   const relay = Child.start('relay');
@@ -463,8 +246,15 @@ async function main(): Promise<void> {
   const killAll = (): void => children.forEach((c) => c.stop());
   process.on('exit', killAll);
   try {
-    const echoPort = await echo.ask<number>({ cmd: 'port' });
-    const sinkPort = await generator.ask<number>({ cmd: 'port' });
+    const bench: Bench = {
+      echo,
+      media,
+      relay,
+      generator,
+      echoPort: await echo.ask<number>({ cmd: 'port' }),
+      sinkPort: await generator.ask<number>({ cmd: 'port' }),
+      warmupMs,
+    };
     await Promise.all([media.ready, relay.ready]);
     console.log(
       [
@@ -488,15 +278,12 @@ async function main(): Promise<void> {
       // A fresh process spends its first seconds compiling hot code (V8's
       // optimising tiers); a daemon did that long before. Both processes run
       // unmeasured first, so the first N does not pay it alone.
-      const measured = windowMs;
-      windowMs = jitWarmupMs;
-      await runOnce(ns[0]!, { echo, media, relay, generator }, echoPort, sinkPort);
-      windowMs = measured;
+      await runOnce(ns[0]!, bench, jitWarmupMs);
     }
     for (const n of ns) {
       const rows: Row[] = [];
       for (let rep = 0; rep < reps; rep++) {
-        rows.push(await runOnce(n, { echo, media, relay, generator }, echoPort, sinkPort));
+        rows.push(await runOnce(n, bench, windowMs));
       }
       const med = (f: (r: Row) => number): number => median(rows.map(f));
       console.log(

@@ -162,8 +162,7 @@ export class WorkerMediaEngine {
       }
       this.worker.removeAllListeners('exit');
       await this.worker.terminate();
-      this.unregisterDrain();
-      this.audioPort.close();
+      this.stopAudio();
     })();
     return this.closing;
   }
@@ -264,11 +263,16 @@ export class WorkerMediaEngine {
     this.sessions.get(f.id)?.onWorkerFrame(f);
   };
 
+  /** No more received audio: off the yield points, and the port closed (an open one keeps the process alive). */
+  private stopAudio(): void {
+    this.unregisterDrain();
+    this.audioPort.close();
+  }
+
   private fail(err: Error): void {
     if (this.failed) return;
     this.failed = err;
-    this.unregisterDrain();
-    this.audioPort.close(); // an open port would keep the process alive
+    this.stopAudio();
     this.options.onFailure?.(err);
     for (const pending of this.creates.values()) pending.reject(err);
     this.creates.clear();

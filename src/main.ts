@@ -100,6 +100,7 @@ async function main(): Promise<void> {
     ? new WorkerMediaEngine(mediaConfig, {
         onFailure: (err) => log.error({ err }, 'media worker failed: calls lose their media'),
         nice: config.rtp.workerNice,
+        oldSpaceMb: config.rtp.workerOldSpaceMb,
         onPriority: (p) => {
           if (p.error) {
             log.warn(

@@ -302,6 +302,16 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
       'Nice value of the media worker thread (Linux): negative runs it ahead of call set-up and other processes when the cores are busy. Needs CAP_SYS_NICE; without it the worker keeps normal priority and a warning is logged.',
   },
   {
+    key: 'rtp.workerOldSpaceMb',
+    type: 'int',
+    default: 64,
+    env: 'GATEWAY_RTP_WORKER_OLD_SPACE_MB',
+    min: 0,
+    max: 4096,
+    description:
+      "Size the media worker's old generation starts at, MB: until its heap reaches it the worker runs no full garbage collection (each one held every call's next packet for 1.5-7 ms under call churn). 0 keeps V8's default of a few MB.",
+  },
+  {
     key: 'recording.dir',
     type: 'string',
     default: './data/recordings',
@@ -394,6 +404,7 @@ export interface Config {
     inactivitySeconds: number;
     worker: boolean;
     workerNice: number;
+    workerOldSpaceMb: number;
   };
   recording: { dir: string };
   calls: {

@@ -30,6 +30,7 @@ import {
 } from './media-worker-protocol.js';
 import { RemoteMediaSession } from './remote-media-session.js';
 import type { ThreadPriority } from './thread-priority.js';
+import { startWorkerOldSpaceAt } from './worker-heap.js';
 
 export { RemoteMediaSession, type ReceivedFrame } from './remote-media-session.js';
 
@@ -40,6 +41,8 @@ export interface WorkerMediaEngineOptions {
   nice?: number;
   /** How the nice value was applied, once the worker has started. */
   onPriority?: (priority: ThreadPriority) => void;
+  /** Size the worker's old generation starts at, MB (worker-heap.ts; 0: V8's default). */
+  oldSpaceMb?: number;
 }
 
 /**
@@ -93,6 +96,7 @@ export class WorkerMediaEngine {
     if (options.nice !== undefined) data.nice = options.nice;
     const here = import.meta.url;
     const resourceLimits = { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB };
+    startWorkerOldSpaceAt(options.oldSpaceMb ?? 0);
     // The sources run under tsx (npm start, the tests): boot the .ts entry through it.
     this.worker = here.endsWith('.ts')
       ? new Worker(new URL('./tsx-worker-boot.mjs', here), {

@@ -22,6 +22,7 @@ import { registerGatewayMetrics } from './gateway-metrics.js';
 import { createLogger } from './logger.js';
 import { MediaEngine, WorkerMediaEngine } from './media/index.js';
 import { SPACING_BIN_MS } from './media/pacing-clock.js';
+import type { ThreadPriority } from './media/worker/thread-priority.js';
 import { createDrachtioSignaling, type DrachtioSignaling } from './sip/drachtio/index.js';
 import { createSipStack, type SipStack } from './sip/index.js';
 import { openDatabase } from './store/database.js';
@@ -37,6 +38,23 @@ function readConfig(): Config {
     }
     throw err;
   }
+}
+
+/** How the media worker's priority came out: a warning for what was not granted. */
+function logWorkerPriority(log: ReturnType<typeof createLogger>, p: ThreadPriority): void {
+  if (p.error) {
+    log.warn(
+      { requested: p.requested, nice: p.nice, reason: p.error },
+      'media worker keeps its priority (grant CAP_SYS_NICE to raise it)',
+    );
+  } else log.info({ nice: p.nice, tid: p.tid }, 'media worker priority set');
+  if (p.realtimeError) {
+    log.warn(
+      { requested: p.realtimeRequested, realtime: p.realtime, reason: p.realtimeError },
+      'media worker keeps a normal scheduling policy (grant CAP_SYS_NICE or RLIMIT_RTPRIO for SCHED_RR)',
+    );
+  } else if (p.realtime)
+    log.info({ realtime: p.realtime, tid: p.tid }, 'media worker runs under SCHED_RR');
 }
 
 async function main(): Promise<void> {
@@ -100,15 +118,9 @@ async function main(): Promise<void> {
     ? new WorkerMediaEngine(mediaConfig, {
         onFailure: (err) => log.error({ err }, 'media worker failed: calls lose their media'),
         nice: config.rtp.workerNice,
+        realtimePriority: config.rtp.workerRealtimePriority,
         oldSpaceMb: config.rtp.workerOldSpaceMb,
-        onPriority: (p) => {
-          if (p.error) {
-            log.warn(
-              { requested: p.requested, nice: p.nice, reason: p.error },
-              'media worker keeps its priority (grant CAP_SYS_NICE to raise it)',
-            );
-          } else log.info({ nice: p.nice, tid: p.tid }, 'media worker priority set');
-        },
+        onPriority: (p) => logWorkerPriority(log, p),
       })
     : new MediaEngine(mediaConfig);
   const media: MediaPort = engine;

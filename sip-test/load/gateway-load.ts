@@ -241,6 +241,7 @@ async function main(): Promise<void> {
       farRtpMax: o.farRtpMax,
     });
     (report.machine as Record<string, unknown>).probeNice = farEnd.probeNice;
+    (report.machine as Record<string, unknown>).probeRealtime = farEnd.probeRealtime;
     const dir = mkdtempSync(join(tmpdir(), 'gw-load-'));
     const apiKey = `load-${randomBytes(12).toString('hex')}`;
     gw = await startGateway({

@@ -8,6 +8,7 @@ import { mkdtempSync, openSync, closeSync, readFileSync, writeFileSync } from 'n
 import { getPriority, setPriority, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setThreadRealtime } from '../../../src/media/worker/thread-priority.js';
 import { allocatePort, SCENARIOS } from '../../runner/sipp-runner.js';
 import { startChild, type ChildHandle } from './child-role.js';
 
@@ -20,6 +21,8 @@ export interface FarEnd {
   probe: ChildHandle;
   /** The probe's nice value: raised so its own scheduling delays do not read as our send jitter. */
   probeNice: number;
+  /** The probe's SCHED_RR priority (0: none, null: unknown). */
+  probeRealtime: number | null;
   pids(): number[];
   stop(): void;
 }
@@ -27,10 +30,12 @@ export interface FarEnd {
 /**
  * The probe times packet arrivals in user space: when it waits for a core
  * behind SIPp or the agent, the gap it measures includes its own delay.
- * Run it ahead of them (needs root or CAP_SYS_NICE; otherwise it stays at
- * its nice value and the report says so).
+ * Run it ahead of them, and of the daemon's media worker (SCHED_RR 10 by
+ * default), so that it measures the sender rather than itself (needs root
+ * or CAP_SYS_NICE; otherwise it stays at what it got and the report says so).
  */
 const PROBE_NICE = -15;
+const PROBE_REALTIME = 20;
 
 function raisePriority(pid: number, nice: number): number {
   try {
@@ -86,6 +91,7 @@ export async function startFarEnd(opts: {
   ]);
   const probePort = Number((await probe.ready).port);
   const probeNice = raisePriority(probe.pid, PROBE_NICE);
+  const probeRealtime = setThreadRealtime(probe.pid, PROBE_REALTIME).realtime;
   // The probe SIPp's SDP names the probe's port instead of SIPp's own media port.
   const probeScenario = join(logDir, 'uas-200-wait-bye-to-probe.xml');
   writeFileSync(
@@ -145,6 +151,7 @@ export async function startFarEnd(opts: {
     probeSipPort,
     probe,
     probeNice,
+    probeRealtime,
     pids: () => [...children.map((c) => c.pid ?? -1), probe.pid],
     stop,
   };

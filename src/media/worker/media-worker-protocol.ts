@@ -16,6 +16,8 @@ export interface MediaWorkerData {
   config: Partial<MediaConfig>;
   /** Nice value for the worker thread (thread-priority.ts); undefined leaves it alone. */
   nice?: number;
+  /** SCHED_RR priority for the worker thread (0 or absent: none). */
+  realtimePriority?: number;
   /**
    * The channel for received audio ('audio' messages), apart from the
    * others, so the main thread can pull pending audio at its yield points

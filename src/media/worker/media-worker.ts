@@ -18,7 +18,7 @@ import {
   type SessionOp,
   type ToWorker,
 } from './media-worker-protocol.js';
-import { setThreadNice } from './thread-priority.js';
+import { setThreadPriority } from './thread-priority.js';
 
 const BATCH_BYTES = 64 * 1024;
 /** Frames per batch at most: the first of a burst does not wait for the whole burst. */
@@ -35,7 +35,9 @@ function post(m: FromWorker, transfer?: ArrayBuffer[]): void {
   port.postMessage(m, transfer);
 }
 
-if (data.nice !== undefined) post({ t: 'priority', priority: setThreadNice(data.nice) });
+if (data.nice !== undefined) {
+  post({ t: 'priority', priority: setThreadPriority(data.nice, data.realtimePriority) });
+}
 
 /**
  * Received audio of all sessions, sent once per event-loop turn (or every

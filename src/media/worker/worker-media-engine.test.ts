@@ -8,7 +8,7 @@ import { MediaError } from '../media-error.js';
 import type { ReceivedAudioFrame } from '../media-types.js';
 import { testPortRange } from '../test-support/port-range.js';
 import { runUrgentWork } from '../../urgent-work.js';
-import type { ThreadPriority } from './thread-priority.js';
+import { realtimePriorityOf, type ThreadPriority } from './thread-priority.js';
 import {
   WORKER_YOUNG_GENERATION_MB,
   WorkerMediaEngine,
@@ -153,6 +153,27 @@ describe('WorkerMediaEngine: sessions on a worker thread', () => {
       expect(p.nice).toBe(nice);
       expect(getPriority(p.tid!)).toBe(nice); // the kernel's view of the worker thread
       expect(getPriority(process.pid)).toBe(mainNice); // the main thread is untouched
+    },
+  );
+
+  it.runIf(process.platform === 'linux')(
+    'puts the worker thread, and that thread only, under SCHED_RR when asked and permitted',
+    async () => {
+      let reported: ThreadPriority | null = null;
+      const engine = new WorkerMediaEngine(base(), {
+        nice: getPriority(process.pid),
+        realtimePriority: 3,
+        onPriority: (p) => (reported = p),
+      });
+      closers.push(() => engine.close());
+      await until(() => reported !== null);
+      const p = reported! as ThreadPriority;
+      const permitted = process.getuid?.() === 0; // or CAP_SYS_NICE / RLIMIT_RTPRIO; CI is root
+      expect(p.realtimeRequested).toBe(3);
+      expect(p.realtimeError === undefined).toBe(permitted);
+      expect(p.realtime).toBe(permitted ? 3 : 0);
+      expect(realtimePriorityOf(p.tid!)).toBe(permitted ? 3 : 0); // the kernel's view
+      expect(realtimePriorityOf(process.pid)).toBe(0); // the main thread is untouched
     },
   );
 

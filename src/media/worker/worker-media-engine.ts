@@ -39,7 +39,9 @@ export interface WorkerMediaEngineOptions {
   onFailure?: (err: Error) => void;
   /** Nice value for the worker thread (negative: ahead of the main thread; needs CAP_SYS_NICE). */
   nice?: number;
-  /** How the nice value was applied, once the worker has started. */
+  /** SCHED_RR priority for the worker thread (thread-priority.ts; 0: none, nice only). */
+  realtimePriority?: number;
+  /** How the nice value (and real-time priority) was applied, once the worker has started. */
   onPriority?: (priority: ThreadPriority) => void;
   /** Size the worker's old generation starts at, MB (worker-heap.ts; 0: V8's default). */
   oldSpaceMb?: number;
@@ -94,6 +96,7 @@ export class WorkerMediaEngine {
     this.audioPort = port1;
     const data: MediaWorkerData = { config: this.config, audioPort: port2 };
     if (options.nice !== undefined) data.nice = options.nice;
+    if (options.realtimePriority) data.realtimePriority = options.realtimePriority;
     const here = import.meta.url;
     const resourceLimits = { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB };
     startWorkerOldSpaceAt(options.oldSpaceMb ?? 0);

@@ -7,11 +7,13 @@ function sources() {
   const rtpToWs = new LatencyHistogram([0.5, 1, 5]);
   const wsToRtp = new LatencyHistogram([0.5, 1, 5]);
   const bins = new Uint32Array(1000);
+  const waitBins = new Uint32Array(1000);
   const sip = { messagesIn: 3, messagesOut: 4, activeLegs: 2 };
   return {
     rtpToWs,
     wsToRtp,
     bins,
+    waitBins,
     sip,
     s: {
       agentLatency: { rtpToWs, wsToRtp },
@@ -19,6 +21,7 @@ function sources() {
         activeSessions: 7,
         pacingStats: () => ({ wakeups: 10, ticks: 40, skippedTicks: 1, maxLateMs: 2.5 }),
         sendSpacingHistogram: () => bins.slice(),
+        agentAudioWaitHistogram: () => waitBins.slice(),
       },
       spacingBinMs: 0.05,
       calls: { liveCalls: 5 },
@@ -41,6 +44,21 @@ describe('registerGatewayMetrics', () => {
     expect(text).toContain('gateway_agent_rtp_to_ws_latency_ms_bucket{le="+Inf"} 5');
     expect(text).toContain('gateway_agent_rtp_to_ws_latency_ms_count 5');
     expect(text).toContain('gateway_agent_ws_to_rtp_latency_ms_count 0');
+  });
+
+  it("exposes the media worker's agent-audio wait in its own buckets", async () => {
+    const { s, waitBins } = sources();
+    const registry = new Registry();
+    registerGatewayMetrics(registry, s);
+    waitBins[100] = 4; // 5 ms
+    waitBins[380] = 2; // 19 ms
+    waitBins[999] = 1; // beyond the range
+    const text = await registry.metrics();
+    expect(text).toContain('gateway_media_agent_audio_wait_ms_bucket{le="5"} 4');
+    expect(text).toContain('gateway_media_agent_audio_wait_ms_bucket{le="17.5"} 4');
+    expect(text).toContain('gateway_media_agent_audio_wait_ms_bucket{le="20"} 6');
+    expect(text).toContain('gateway_media_agent_audio_wait_ms_bucket{le="40"} 6');
+    expect(text).toContain('gateway_media_agent_audio_wait_ms_count 7');
   });
 
   it('reads pacing, live calls and SIP counters at scrape time', async () => {

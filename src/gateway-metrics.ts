@@ -17,6 +17,8 @@ export interface GatewayMetricSources {
     pacingStats(): { wakeups: number; ticks: number; skippedTicks: number; maxLateMs: number };
     /** |interval − frame| between each session's consecutive frames, bins of `spacingBinMs`; the last bin holds the overflow. */
     sendSpacingHistogram(): Uint32Array;
+    /** Agent audio that found its call's queue empty until its frame left, same bins. */
+    agentAudioWaitHistogram(): Uint32Array;
   };
   spacingBinMs: number;
   calls: { readonly liveCalls: number };
@@ -26,6 +28,8 @@ export interface GatewayMetricSources {
 
 /** Bounds for the send-spacing deviation histogram, ms. */
 export const SPACING_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 1.5, 2, 2.5, 3, 5, 10, 20];
+/** Bounds for the agent-audio wait histogram, ms (a 20 ms frame is the expected wait at worst). */
+export const AUDIO_WAIT_BOUNDS_MS = [1, 2.5, 5, 7.5, 10, 12.5, 15, 17.5, 20, 21, 22.5, 25, 30, 40];
 
 /** Counters the SIP stack reports as levels, not totals. */
 const SIP_GAUGES = new Set(['activeLegs', 'clientTransactions', 'serverTransactions']);
@@ -49,6 +53,12 @@ export function registerGatewayMetrics(registry: Registry, s: GatewayMetricSourc
     "|interval − 20 ms| between the starts of each session's consecutive frames in the daemon (pauses inside a burst included), ms.",
     registry,
     () => spacingSnapshot(s.media.sendSpacingHistogram(), s.spacingBinMs, SPACING_BOUNDS_MS),
+  );
+  new SnapshotHistogram(
+    'gateway_media_agent_audio_wait_ms',
+    "Agent audio that found its call's playout queue empty until the RTP frame carrying it left, ms: the wait for the call's next 20 ms frame and the pacing clock's lateness (audio queued behind the agent's own earlier audio is not counted).",
+    registry,
+    () => spacingSnapshot(s.media.agentAudioWaitHistogram(), s.spacingBinMs, AUDIO_WAIT_BOUNDS_MS),
   );
   const pacing = (key: 'wakeups' | 'ticks' | 'skippedTicks', name: string, help: string): Counter =>
     new Counter({

@@ -45,6 +45,9 @@ describe('npm run load -- --smoke', () => {
       expect(ramp.agentStreams).toBeGreaterThan(0);
       expect(ramp.rtpToAgentP99Ms).toBeGreaterThan(0);
       expect(ramp.agentToRtpP99Ms).toBeGreaterThan(0);
+      // the echoed audio found its queue empty and waited for a frame: within a frame and a bit
+      expect(ramp.daemonAudioWaitP99Ms).toBeGreaterThan(0);
+      expect(ramp.daemonAudioWaitP99Ms).toBeLessThanOrEqual(40);
     }
     expect(report.soak.backToIdle).toBe(true);
     expect(report.summary).toHaveProperty('largestConcurrencyHoldingEveryLimit');

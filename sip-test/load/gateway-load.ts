@@ -83,6 +83,9 @@ interface StepSummary {
   daemonRtpToWsP99Ms: number;
   daemonWsToRtpP50Ms: number;
   daemonWsToRtpP99Ms: number;
+  /** Agent audio into an empty queue until its frame left: the pacing's share of agent → RTP. */
+  daemonAudioWaitP50Ms: number;
+  daemonAudioWaitP99Ms: number;
   agentStreams: number;
   probeFlows: number;
   broken: string[];
@@ -115,6 +118,8 @@ function summarizeRepeats(reps: StepResult[], o: LoadOptions): StepSummary {
     daemonRtpToWsP99Ms: med((r) => r.daemonRtpToWsMs.p99),
     daemonWsToRtpP50Ms: med((r) => r.daemonWsToRtpMs.p50),
     daemonWsToRtpP99Ms: med((r) => r.daemonWsToRtpMs.p99),
+    daemonAudioWaitP50Ms: med((r) => r.daemonAgentAudioWaitMs.p50),
+    daemonAudioWaitP99Ms: med((r) => r.daemonAgentAudioWaitMs.p99),
     agentStreams: med((r) => r.agentStreams),
     probeFlows: med((r) => r.probeFlows),
     broken: [],
@@ -149,7 +154,7 @@ function medianOf(rows: StepSummary[], key: string): number | null {
 
 function printTable(title: string, rows: StepSummary[]): void {
   const head =
-    'step                  conc  ans fail  cpu%  cpu%/call  loop99  spc99 dspc99  loss%  out/exp  api99  inv99  r→a99  a→r99  dr→w50 dr→w99 dw→r50 dw→r99  cps';
+    'step                  conc  ans fail  cpu%  cpu%/call  loop99  spc99 dspc99  loss%  out/exp  api99  inv99  r→a99  a→r99  dr→w50 dr→w99 dw→r50 dw→r99 dwait99  cps';
   const n = (x: unknown, d = 1) =>
     typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
   console.log(`\n${title}\n${head}`);
@@ -175,6 +180,7 @@ function printTable(title: string, rows: StepSummary[]): void {
         n(r.daemonRtpToWsP99Ms, 2).padStart(6),
         n(r.daemonWsToRtpP50Ms, 2).padStart(6),
         n(r.daemonWsToRtpP99Ms, 2).padStart(6),
+        n(r.daemonAudioWaitP99Ms, 1).padStart(7),
         n(r.sustainedCps).padStart(5),
         r.broken.length ? ` BROKEN: ${r.broken.join('; ')}` : '',
       ].join(' '),
@@ -499,6 +505,8 @@ async function main(): Promise<void> {
         rtpToWsP99Ms: medianOf(withAgent, 'daemonRtpToWsP99Ms'),
         wsToRtpP50Ms: medianOf(withAgent, 'daemonWsToRtpP50Ms'),
         wsToRtpP99Ms: medianOf(withAgent, 'daemonWsToRtpP99Ms'),
+        // agent audio that found its call's queue empty, until its frame left
+        agentAudioWaitP99Ms: medianOf(withAgent, 'daemonAudioWaitP99Ms'),
         sendSpacingP99Ms: medianOf(rampRows, 'daemonSpacingP99Ms'),
       },
       // Measured outside the daemon (RTP probe, stamping agent): includes their scheduling.

@@ -1,3 +1,4 @@
+import { AgentAudioWait } from './agent-audio-wait.js';
 import { hostname } from 'node:os';
 import { systemMediaClock, type MediaClock } from './media-clock.js';
 import { MediaSession } from './media-session.js';
@@ -19,6 +20,7 @@ export class MediaEngine {
   private readonly clock: MediaClock;
   private readonly ports: RtpPortAllocator;
   private readonly pacing: PacingClock;
+  private readonly audioWaitBins = AgentAudioWait.histogram();
   private readonly sessions = new Set<MediaSession>();
 
   constructor(config: Partial<MediaConfig> = {}, deps: { clock?: MediaClock } = {}) {
@@ -40,6 +42,13 @@ export class MediaEngine {
 
   pacingStats(): ReturnType<PacingClock['stats']> {
     return this.pacing.stats();
+  }
+
+  /** See AgentAudioWait: agent audio that found its queue empty, until its frame left. */
+  agentAudioWaitHistogram(reset = false): Uint32Array {
+    const copy = this.audioWaitBins.slice();
+    if (reset) this.audioWaitBins.fill(0);
+    return copy;
   }
 
   /** See PacingClock.spacingHistogram. */
@@ -65,6 +74,7 @@ export class MediaEngine {
         pacing: this.pacing,
         clock: this.clock,
         recorder,
+        audioWaitBins: this.audioWaitBins,
         release: () => {
           this.ports.release(pair.port);
           this.sessions.delete(session);

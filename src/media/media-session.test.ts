@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ALAW_DECODE, encodeUlawSample, ULAW_TO_ALAW } from './g711.js';
 import type { MediaConfig } from './media-config.js';
 import { MediaEngine } from './media-engine.js';
+import { SPACING_BIN_MS } from './pacing-clock.js';
 import type { MediaSession } from './media-session.js';
 import type { ReceivedAudioFrame } from './media-types.js';
 import { createRtpHeader, parseRtpPacket } from './rtp-packet.js';
@@ -70,6 +71,26 @@ describe('MediaSession on loopback', () => {
       expect((got[i]!.timestamp - got[i - 1]!.timestamp) >>> 0).toBe(160);
     }
     expect(viewIsPayload).toBe(true);
+  });
+
+  it('measures how long agent audio that found the queue empty waited for its frame', async () => {
+    const [a] = await pair();
+    const measured = engines[0]!;
+    await sleep(60);
+    a.enqueue(Buffer.alloc(480, 0x10)); // 3 frames into an empty queue: one wait
+    a.enqueue(Buffer.alloc(160, 0x10)); // behind the agent's own audio: not a wait of ours
+    await until(() => a.queuedMs === 0);
+    await sleep(30);
+    a.enqueue(Buffer.alloc(160, 0x10)); // empty again: a second wait
+    await until(() => a.queuedMs === 0);
+    await sleep(30);
+    const waits: number[] = [];
+    measured.agentAudioWaitHistogram().forEach((n, bin) => {
+      for (let i = 0; i < n; i++) waits.push(bin * SPACING_BIN_MS);
+    });
+    expect(waits).toHaveLength(2);
+    // at most one frame and the timer's lateness; a generous bound for a shared machine
+    for (const ms of waits) expect(ms).toBeLessThan(100);
   });
 
   it('negotiates PCMA and gives a μ-law view of it', async () => {

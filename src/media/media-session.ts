@@ -13,6 +13,7 @@ import type {
   ReceivedAudioFrame,
 } from './media-types.js';
 import type { PacingHandle } from './pacing-clock.js';
+import { AgentAudioWait } from './agent-audio-wait.js';
 import { PlayoutQueue, type ClearResult } from './playout-queue.js';
 import { InactivityWatch } from './inactivity-watch.js';
 import { RtcpChannel } from './rtcp-channel.js';
@@ -45,6 +46,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   private readonly queue: PlayoutQueue;
   private readonly dtmfOut: TelephoneEventSender;
   private readonly frames: RtpFrameBuilder;
+  private readonly audioWait: AgentAudioWait;
   private readonly tsBase = randomInt(0, 0xffffffff) >>> 0;
   private startFrame = -1;
   private lastTimestamp = 0;
@@ -93,6 +95,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       FRAME_SAMPLES,
     );
     this.frames = new RtpFrameBuilder(this.ssrc, randomInt(0, 0x10000), this.queue, this.dtmfOut);
+    this.audioWait = new AgentAudioWait(resources.audioWaitBins ?? AgentAudioWait.histogram());
     this.rtcp = new RtcpChannel(
       settings.cname,
       resources.rtcp,
@@ -206,7 +209,10 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
    */
   enqueue(audio: Uint8Array | Int16Array, sampleRate = 8000): number {
     this.r.pacing.poll(); // a frame due now goes out before this callback's work
-    return this.queue.push(this.encoder.toUlaw(audio, sampleRate)) / 8;
+    const wasEmpty = this.queue.queuedBytes === 0;
+    const accepted = this.queue.push(this.encoder.toUlaw(audio, sampleRate));
+    if (wasEmpty && accepted > 0) this.audioWait.queuedIntoEmpty(this.r.clock.now());
+    return accepted / 8;
   }
 
   /** Reports `name` with a 'mark' event once the audio queued so far has been sent. */
@@ -216,6 +222,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
 
   /** Drops all queued audio at once; returns what was dropped, marks included. */
   clear(): ClearResult {
+    this.audioWait.cancel();
     return this.queue.clear();
   }
 
@@ -278,6 +285,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     if (this.sendPayloadType < 0) return; // no remote media yet
     if (!this.sending) {
       this.frames.skip(ts); // on hold: time passes, nothing is sent
+      this.audioWait.cancel();
     } else {
       const alaw = this.sendAlaw;
       const f = this.frames.build(ts, this.sendPayloadType, alaw, this.sendEventPayloadType);
@@ -287,7 +295,10 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       this.octetsSent += packet.length - RTP_HEADER_SIZE;
       if (f.isEvent) this.dtmfPacketsSent++;
       else {
-        if (f.audioBytes > 0) this.audioFramesSent++;
+        if (f.audioBytes > 0) {
+          this.audioFramesSent++;
+          if (this.audioWait.pending) this.audioWait.sent(this.r.clock.now());
+        }
         if (this.r.recorder) this.recordNear(packet, alaw);
       }
     }

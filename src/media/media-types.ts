@@ -111,5 +111,7 @@ export interface MediaSessionResources {
   pacing: PacingClock;
   clock: MediaClock;
   recorder: WavRecorder | null;
+  /** The engine's agent-audio wait histogram (agent-audio-wait.ts); absent: not measured. */
+  audioWaitBins?: Uint32Array;
   release: () => void;
 }

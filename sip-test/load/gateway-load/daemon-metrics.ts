@@ -23,6 +23,8 @@ export interface WindowQuantiles {
 export interface DaemonFigures {
   rtpToWsMs: WindowQuantiles;
   wsToRtpMs: WindowQuantiles;
+  /** Agent audio that found its call's queue empty until its RTP frame left (the next 20 ms frame). */
+  agentAudioWaitMs: WindowQuantiles;
   /** |interval − 20 ms| between a pacing slot's ticks, as the daemon's schedule achieved it. */
   sendSpacingMs: WindowQuantiles;
   pacingSkippedTicks: number;
@@ -32,6 +34,7 @@ export interface DaemonFigures {
 export const DAEMON_HISTOGRAMS = {
   rtpToWsMs: 'gateway_agent_rtp_to_ws_latency_ms',
   wsToRtpMs: 'gateway_agent_ws_to_rtp_latency_ms',
+  agentAudioWaitMs: 'gateway_media_agent_audio_wait_ms',
   sendSpacingMs: 'gateway_media_send_spacing_deviation_ms',
 } as const;
 
@@ -78,6 +81,7 @@ export function daemonFigures(before: string, after: string): DaemonFigures {
   return {
     rtpToWsMs: h('rtpToWsMs'),
     wsToRtpMs: h('wsToRtpMs'),
+    agentAudioWaitMs: h('agentAudioWaitMs'),
     sendSpacingMs: h('sendSpacingMs'),
     pacingSkippedTicks: skipped(after) - skipped(before),
     liveCalls: metricValue(after, 'gateway_calls_live'),

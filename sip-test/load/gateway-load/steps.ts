@@ -65,6 +65,7 @@ export interface StepResult {
   /** In-daemon (its /metrics): the bridge's added latency each way, and its pacing schedule's spacing. */
   daemonRtpToWsMs: { count: number; p50: number; p99: number };
   daemonWsToRtpMs: { count: number; p50: number; p99: number };
+  daemonAgentAudioWaitMs: { count: number; p50: number; p99: number };
   daemonSpacingP50Ms: number;
   daemonSpacingP99Ms: number;
   pacingSkippedTicks: number;
@@ -193,6 +194,7 @@ function summarize(
     agentToRtpMs: pick(w.probe.agentToRtpMs),
     daemonRtpToWsMs: w.daemon.rtpToWsMs,
     daemonWsToRtpMs: w.daemon.wsToRtpMs,
+    daemonAgentAudioWaitMs: w.daemon.agentAudioWaitMs,
     daemonSpacingP50Ms: w.daemon.sendSpacingMs.p50,
     daemonSpacingP99Ms: w.daemon.sendSpacingMs.p99,
     pacingSkippedTicks: w.daemon.pacingSkippedTicks,

@@ -48,6 +48,7 @@ export interface WorkerMetrics {
   active: number;
   pacing: PacingClockStats;
   spacing: Uint32Array;
+  audioWait: Uint32Array;
 }
 
 export type FromWorker =

@@ -147,6 +147,7 @@ function postMetrics(): void {
       active: engine.activeSessions,
       pacing: engine.pacingStats(),
       spacing: engine.sendSpacingHistogram(),
+      audioWait: engine.agentAudioWaitHistogram(),
     },
   });
 }

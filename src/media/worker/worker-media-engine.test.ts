@@ -45,7 +45,8 @@ const until = (cond: () => boolean): Promise<void> => waitUntil(cond, 4000);
 
 describe('WorkerMediaEngine: sessions on a worker thread', () => {
   it('offer/answer with an in-thread peer, audio both ways byte for byte, marks, DTMF, stats on close', async () => {
-    const w = await workerEngine().createSession();
+    const engine = workerEngine();
+    const w = await engine.createSession();
     const peer = await localEngine().createSession();
     const n = w.applyAnswer(peer.answerOffer(w.createOffer()));
     expect(n.codec).toBe('PCMU');
@@ -64,6 +65,10 @@ describe('WorkerMediaEngine: sessions on a worker thread', () => {
     await until(() => marks.length === 1);
     await sleep(60);
     expect(Buffer.concat(atPeer)).toEqual(speech);
+    // the worker reports the speech's wait for its first frame (metrics every second)
+    const waits = () => engine.agentAudioWaitHistogram().reduce((x, y) => x + y, 0);
+    await until(() => waits() > 0);
+    expect(waits()).toBe(1);
 
     // peer → worker → main thread: frames keep their bytes, times on this thread's clock
     const atMain: ReceivedFrame[] = [];

@@ -85,6 +85,7 @@ export class WorkerMediaEngine {
     active: 0,
     pacing: { wakeups: 0, ticks: 0, skippedTicks: 0, maxLateMs: 0 },
     spacing: new Uint32Array(SPACING_BINS),
+    audioWait: new Uint32Array(SPACING_BINS),
   };
 
   constructor(
@@ -142,6 +143,11 @@ export class WorkerMediaEngine {
   /** The worker's send-spacing histogram, as of its last report (every second). */
   sendSpacingHistogram(): Uint32Array {
     return this.metrics.spacing.slice();
+  }
+
+  /** The worker's agent-audio wait histogram (AgentAudioWait), as of its last report. */
+  agentAudioWaitHistogram(): Uint32Array {
+    return this.metrics.audioWait.slice();
   }
 
   createSession(options: CreateSessionOptions = {}): Promise<RemoteMediaSession> {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { realtimePriorityOf, setThreadRealtime } from './thread-priority.js';
 
@@ -27,6 +27,10 @@ describe.runIf(process.platform === 'linux')('setThreadRealtime', () => {
     if (mayRealtime) {
       expect(result).toEqual({ realtime: 7 });
       expect(realtimePriorityOf(pid)).toBe(7); // the kernel's view
+      // what it starts does not inherit the policy
+      expect(execFileSync('chrt', ['-p', String(pid)], { encoding: 'utf8' })).toContain(
+        'SCHED_RR|SCHED_RESET_ON_FORK',
+      );
     } else {
       expect(result.error).toBeTruthy();
       expect(realtimePriorityOf(pid)).toBe(0);

@@ -83,7 +83,9 @@ export function setThreadRealtime(
   tid: number,
   priority: number,
 ): { realtime: number | null; error?: string } {
-  const run = spawnSync('chrt', ['--rr', '--pid', String(priority), String(tid)], {
+  // reset-on-fork: a process started from the thread does not inherit the policy
+  const args = ['--rr', '--reset-on-fork', '--pid', String(priority), String(tid)];
+  const run = spawnSync('chrt', args, {
     encoding: 'utf8',
     timeout: 5000,
   });

@@ -4,6 +4,7 @@
  * thread is doing (garbage collection, SQLite, the agents' WebSockets).
  * Protocol: media-worker-protocol.ts.
  */
+import { getPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { MediaEngine } from '../media-engine.js';
 import type { MediaSession } from '../media-session.js';
@@ -35,8 +36,10 @@ function post(m: FromWorker, transfer?: ArrayBuffer[]): void {
   port.postMessage(m, transfer);
 }
 
-if (data.nice !== undefined) {
-  post({ t: 'priority', priority: setThreadPriority(data.nice, data.realtimePriority) });
+if (data.nice !== undefined || data.realtimePriority) {
+  // no nice asked: the thread's own (a no-op), so a real-time priority still applies
+  const nice = data.nice ?? getPriority();
+  post({ t: 'priority', priority: setThreadPriority(nice, data.realtimePriority) });
 }
 
 /**

@@ -29,7 +29,7 @@ import {
   type Gateway,
 } from './gateway-load/gateway-client.js';
 import { exposedMetricNames, openWindow } from './gateway-load/measure.js';
-import { parseOptions, type LoadOptions } from './gateway-load/options.js';
+import { parseOptions } from './gateway-load/options.js';
 import { Progress } from './gateway-load/progress.js';
 import { renderChart } from './gateway-load/report-chart.js';
 import {
@@ -39,154 +39,16 @@ import {
   udpSocketsInRange,
 } from './gateway-load/proc-stats.js';
 import { median, round } from './gateway-load/stats.js';
+import {
+  medianOf,
+  printTable,
+  summarizeRepeats,
+  type StepSummary,
+} from './gateway-load/step-summary.js';
 import { churnStep, holdStep, type StepContext, type StepResult } from './gateway-load/steps.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** The figures compared across repeats of a step (medians reported). */
-const FIGURES = [
-  'cpuPct',
-  'cpuPctPerCall',
-  'cpuPctPerCallAboveIdle',
-  'rssKbPerCall',
-  'fdsPerCall',
-  'loopP99Ms',
-  'spacingP50Ms',
-  'spacingP99Ms',
-  'daemonSpacingP50Ms',
-  'daemonSpacingP99Ms',
-  'pacingSkippedTicks',
-  'rtpOutRatio',
-  'rtpInRatio',
-  'lossPct',
-  'sustainedCps',
-] as const;
-
-interface StepSummary {
-  label: string;
-  concurrent: number;
-  ratePerSec: number;
-  placed: number;
-  answered: number;
-  failed: number;
-  refusedByStatus: Record<string, number>;
-  apiP50Ms: number;
-  apiP99Ms: number;
-  inviteTo200P50Ms: number;
-  inviteTo200P99Ms: number;
-  rtpToAgentP50Ms: number;
-  rtpToAgentP99Ms: number;
-  agentToRtpP50Ms: number;
-  agentToRtpP99Ms: number;
-  daemonRtpToWsP50Ms: number;
-  daemonRtpToWsP99Ms: number;
-  daemonWsToRtpP50Ms: number;
-  daemonWsToRtpP99Ms: number;
-  /** Agent audio into an empty queue until its frame left: the pacing's share of agent → RTP. */
-  daemonAudioWaitP50Ms: number;
-  daemonAudioWaitP99Ms: number;
-  agentStreams: number;
-  probeFlows: number;
-  broken: string[];
-  /** What `broken` would say with the spacing limit checked on the daemon's own spacing. */
-  brokenWithDaemonSpacing: string[];
-  [figure: string]: unknown;
-}
-
-/** Medians over the repeats of one step; the step breaks when its medians break a limit. */
-function summarizeRepeats(reps: StepResult[], o: LoadOptions): StepSummary {
-  const med = (f: (r: StepResult) => number): number =>
-    round(median(reps.map(f).filter(Number.isFinite)), 4);
-  const s: StepSummary = {
-    label: reps[0]!.label,
-    concurrent: med((r) => r.concurrent),
-    ratePerSec: reps[0]!.ratePerSec,
-    placed: med((r) => r.placed),
-    answered: med((r) => r.answered),
-    failed: Math.max(...reps.map((r) => r.failed)),
-    refusedByStatus: reps[0]!.refusedByStatus,
-    apiP50Ms: med((r) => r.apiMs.p50),
-    apiP99Ms: med((r) => r.apiMs.p99),
-    inviteTo200P50Ms: med((r) => r.inviteTo200Ms.p50),
-    inviteTo200P99Ms: med((r) => r.inviteTo200Ms.p99),
-    rtpToAgentP50Ms: med((r) => r.rtpToAgentMs.p50),
-    rtpToAgentP99Ms: med((r) => r.rtpToAgentMs.p99),
-    agentToRtpP50Ms: med((r) => r.agentToRtpMs.p50),
-    agentToRtpP99Ms: med((r) => r.agentToRtpMs.p99),
-    daemonRtpToWsP50Ms: med((r) => r.daemonRtpToWsMs.p50),
-    daemonRtpToWsP99Ms: med((r) => r.daemonRtpToWsMs.p99),
-    daemonWsToRtpP50Ms: med((r) => r.daemonWsToRtpMs.p50),
-    daemonWsToRtpP99Ms: med((r) => r.daemonWsToRtpMs.p99),
-    daemonAudioWaitP50Ms: med((r) => r.daemonAgentAudioWaitMs.p50),
-    daemonAudioWaitP99Ms: med((r) => r.daemonAgentAudioWaitMs.p99),
-    agentStreams: med((r) => r.agentStreams),
-    probeFlows: med((r) => r.probeFlows),
-    broken: [],
-    brokenWithDaemonSpacing: [],
-    repeats: reps.length,
-  };
-  for (const f of FIGURES) s[f] = med((r) => r[f]);
-  const L = o.limits;
-  const v = (k: string) => s[k] as number;
-  if (s.failed > 0) s.broken.push(`${s.failed} admitted calls not answered`);
-  if (v('lossPct') > L.lossPct) s.broken.push(`loss ${v('lossPct')} % > ${L.lossPct} %`);
-  if (v('spacingP99Ms') > L.spacingP99Ms)
-    s.broken.push(`send spacing p99 ${v('spacingP99Ms')} ms > ${L.spacingP99Ms} ms`);
-  if (v('loopP99Ms') > L.loopP99Ms)
-    s.broken.push(`event-loop p99 ${v('loopP99Ms')} ms > ${L.loopP99Ms} ms`);
-  if (v('cpuPct') > L.cpuPct) s.broken.push(`daemon CPU ${v('cpuPct')} % > ${L.cpuPct} %`);
-  s.brokenWithDaemonSpacing = s.broken.filter((b) => !b.startsWith('send spacing'));
-  if (v('daemonSpacingP99Ms') > L.spacingP99Ms)
-    s.brokenWithDaemonSpacing.push(
-      `in-daemon send spacing p99 ${v('daemonSpacingP99Ms')} ms > ${L.spacingP99Ms} ms`,
-    );
-  return s;
-}
-
-/** Median of one figure over steps, null when none has it. */
-function medianOf(rows: StepSummary[], key: string): number | null {
-  const xs = rows
-    .map((r) => r[key])
-    .filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
-  return xs.length ? round(median(xs), 3) : null;
-}
-
-function printTable(title: string, rows: StepSummary[]): void {
-  const head =
-    'step                  conc  ans fail  cpu%  cpu%/call  loop99  spc99 dspc99  loss%  out/exp  api99  inv99  r→a99  a→r99  dr→w50 dr→w99 dw→r50 dw→r99 dwait99  cps';
-  const n = (x: unknown, d = 1) =>
-    typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
-  console.log(`\n${title}\n${head}`);
-  for (const r of rows) {
-    console.log(
-      [
-        r.label.padEnd(20),
-        n(r.concurrent, 0).padStart(5),
-        n(r.answered, 0).padStart(4),
-        n(r.failed, 0).padStart(4),
-        n(r.cpuPct).padStart(5),
-        n(r.cpuPctPerCall, 3).padStart(10),
-        n(r.loopP99Ms).padStart(7),
-        n(r.spacingP99Ms, 2).padStart(6),
-        n(r.daemonSpacingP99Ms, 2).padStart(6),
-        n(r.lossPct, 3).padStart(6),
-        n(r.rtpOutRatio, 3).padStart(8),
-        n(r.apiP99Ms).padStart(6),
-        n(r.inviteTo200P99Ms, 0).padStart(6),
-        n(r.rtpToAgentP99Ms).padStart(6),
-        n(r.agentToRtpP99Ms).padStart(6),
-        n(r.daemonRtpToWsP50Ms, 2).padStart(6),
-        n(r.daemonRtpToWsP99Ms, 2).padStart(6),
-        n(r.daemonWsToRtpP50Ms, 2).padStart(6),
-        n(r.daemonWsToRtpP99Ms, 2).padStart(6),
-        n(r.daemonAudioWaitP99Ms, 1).padStart(7),
-        n(r.sustainedCps).padStart(5),
-        r.broken.length ? ` BROKEN: ${r.broken.join('; ')}` : '',
-      ].join(' '),
-    );
-  }
-}
 
 async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));

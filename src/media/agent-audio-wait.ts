@@ -1,4 +1,4 @@
-import { SPACING_BIN_MS, SPACING_BINS } from './pacing-clock.js';
+import { countInBins, SPACING_BINS } from './pacing-clock.js';
 
 /**
  * The gateway's own share of agent → RTP latency: how long agent audio that
@@ -30,8 +30,7 @@ export class AgentAudioWait {
   /** A frame carrying agent audio left at `now`. */
   sent(now: number): void {
     if (!this.pending) return;
-    const bin = Math.round((now - this.since) / SPACING_BIN_MS);
-    this.bins[bin < SPACING_BINS ? bin : SPACING_BINS - 1]!++;
+    countInBins(this.bins, now - this.since);
     this.since = NaN;
   }
 

@@ -1,5 +1,5 @@
-import { AgentAudioWait } from './agent-audio-wait.js';
 import { hostname } from 'node:os';
+import { AgentAudioWait } from './agent-audio-wait.js';
 import { systemMediaClock, type MediaClock } from './media-clock.js';
 import { MediaSession } from './media-session.js';
 import { PacingClock } from './pacing-clock.js';
@@ -45,10 +45,8 @@ export class MediaEngine {
   }
 
   /** See AgentAudioWait: agent audio that found its queue empty, until its frame left. */
-  agentAudioWaitHistogram(reset = false): Uint32Array {
-    const copy = this.audioWaitBins.slice();
-    if (reset) this.audioWaitBins.fill(0);
-    return copy;
+  agentAudioWaitHistogram(): Uint32Array {
+    return this.audioWaitBins.slice();
   }
 
   /** See PacingClock.spacingHistogram. */

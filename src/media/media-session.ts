@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { RemoteInfo, Socket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import { AgentAudioEncoder } from './agent-audio-encoder.js';
+import { AgentAudioWait } from './agent-audio-wait.js';
 import { ALAW_DECODE, ULAW_DECODE } from './g711.js';
 import type {
   MediaSessionResources,
@@ -13,7 +14,6 @@ import type {
   ReceivedAudioFrame,
 } from './media-types.js';
 import type { PacingHandle } from './pacing-clock.js';
-import { AgentAudioWait } from './agent-audio-wait.js';
 import { PlayoutQueue, type ClearResult } from './playout-queue.js';
 import { InactivityWatch } from './inactivity-watch.js';
 import { RtcpChannel } from './rtcp-channel.js';

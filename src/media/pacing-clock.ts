@@ -49,6 +49,12 @@ export interface PacingClockStats {
 export const SPACING_BIN_MS = 0.05;
 export const SPACING_BINS = 1000;
 
+/** Counts `ms` in a histogram of SPACING_BIN_MS bins; the last bin holds the overflow. */
+export function countInBins(bins: Uint32Array, ms: number): void {
+  const bin = Math.round(ms / SPACING_BIN_MS);
+  bins[bin < SPACING_BINS ? bin : SPACING_BINS - 1]!++;
+}
+
 export class PacingClock {
   readonly frameMs: number;
   private readonly slots: number;
@@ -228,10 +234,7 @@ export class PacingClock {
       if (!t) continue;
       const now = this.clock.now();
       const prev = startedAt[i]!;
-      if (prev === prev) {
-        const bin = Math.round(Math.abs(now - prev - this.frameMs) / SPACING_BIN_MS);
-        this.spacing[bin < SPACING_BINS ? bin : SPACING_BINS - 1]!++;
-      }
+      if (prev === prev) countInBins(this.spacing, Math.abs(now - prev - this.frameMs));
       startedAt[i] = now;
       t.onPacingTick(frame);
     }

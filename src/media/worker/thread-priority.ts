@@ -54,6 +54,7 @@ export function setThreadNice(requested: number): ThreadPriority {
   }
 }
 
+const SCHED_FIFO = 1;
 const SCHED_RR = 2;
 
 /** The thread's SCHED_RR / SCHED_FIFO priority, 0 under a normal policy, null if unreadable. */
@@ -63,7 +64,7 @@ export function realtimePriorityOf(tid: number): number | null {
     // rt_priority is field 40, policy field 41
     const fields = readFileSync(`/proc/${tid}/stat`, 'utf8').split(') ').pop()!.split(' ');
     const policy = Number(fields[41 - 3]);
-    return policy === SCHED_RR || policy === 1 ? Number(fields[40 - 3]) : 0;
+    return policy === SCHED_RR || policy === SCHED_FIFO ? Number(fields[40 - 3]) : 0;
   } catch {
     return null;
   }

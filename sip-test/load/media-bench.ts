@@ -3,8 +3,13 @@
 // physical floor, each in its own process so CPU is measured per process.
 //
 //   npx tsx sip-test/load/media-bench.ts [--n 50,100,200,400] [--seconds 15] [--warmup 3] [--reps 3]
-//                                        [--jit-warmup 15]
+//                                        [--jit-warmup 15] [--pin auto|off]
 //
+// --pin: with two or more CPUs and util-linux's taskset, the measured
+// processes (ours and the relay) run on the last CPU and the far ends (echo,
+// generator) on the first, so both are measured in the same placement;
+// otherwise the scheduler's choice (same core or not) changes the cost of
+// every wake-up between the two sides and with it the ratio from run to run.
 // --jit-warmup: seconds both measured processes run unmeasured at the first N
 // before anything is measured (JIT compilation of the hot paths).
 // Each N is measured `reps` times, ours and the relay back to back, and the
@@ -13,7 +18,8 @@
 // packets sent ÷ (50 × N × seconds), send spacing p50/p99 as the echo sees
 // it, clock drift (ppm, least-squares per flow), event-loop delay p99 and
 // memory per call.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { MediaEngine, type MediaSession } from '../../src/media/index.js';
@@ -151,11 +157,15 @@ class Child {
     });
   }
 
-  static start(role: string): Child {
+  /** `cpus`: the CPU list the role is pinned to with taskset, or null. */
+  static start(role: string, cpus: string | null): Child {
     // MEDIA_BENCH_NODE_ARGS (e.g. --cpu-prof) goes to the measured media process only
     const extra = role === 'media' ? (process.env.MEDIA_BENCH_NODE_ARGS ?? '').split(' ') : [];
     const args = [...extra.filter(Boolean), '--expose-gc', '--import', 'tsx', SELF, '--role', role];
-    const proc = spawn(process.execPath, args, {
+    const [command, argv] = cpus
+      ? ['taskset', ['-c', cpus, process.execPath, ...args]]
+      : [process.execPath, args];
+    const proc = spawn(command, argv, {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     return new Child(proc);
@@ -186,6 +196,14 @@ interface Row {
   floorPerCall: number;
   ratio: number;
   pktRatio: number;
+}
+
+/** CPU lists for the measured roles and the far ends, or null when not pinning. */
+function placement(mode: string): { measured: string; far: string } | null {
+  const cpus = availableParallelism();
+  if (mode === 'off' || cpus < 2) return null;
+  if (spawnSync('taskset', ['-c', '0', 'true']).status !== 0) return null;
+  return { measured: String(cpus - 1), far: '0' };
 }
 
 function median(xs: number[]): number {
@@ -238,10 +256,16 @@ async function main(): Promise<void> {
   const warmupMs = Number(arg('warmup', '3')) * 1000;
   const reps = Number(arg('reps', '3'));
   const jitWarmupMs = Number(arg('jit-warmup', '15')) * 1000;
-  const echo = Child.start('echo');
-  const media = Child.start('media');
-  const relay = Child.start('relay');
-  const generator = Child.start('generator');
+  const pin = placement(arg('pin', 'auto'));
+  console.log(
+    pin
+      ? `pinned: ours and the relay on CPU ${pin.measured}, echo and generator on CPU ${pin.far}`
+      : 'not pinned (one CPU, no taskset, or --pin off)',
+  );
+  const echo = Child.start('echo', pin?.far ?? null);
+  const media = Child.start('media', pin?.measured ?? null);
+  const relay = Child.start('relay', pin?.measured ?? null);
+  const generator = Child.start('generator', pin?.far ?? null);
   const children = [echo, media, relay, generator];
   const killAll = (): void => children.forEach((c) => c.stop());
   process.on('exit', killAll);

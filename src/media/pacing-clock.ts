@@ -27,7 +27,7 @@ export interface PacingClockOptions {
   leadMs?: number;
   /** Late frames sent back to back before the schedule skips (default 5). */
   maxCatchUpFrames?: number;
-  /** Targets a slot takes before the next slot is opened (default 50). */
+  /** Targets a slot takes before the next slot is opened (default 100). */
   minPerSlot?: number;
 }
 
@@ -91,7 +91,7 @@ export class PacingClock {
     this.slotMs = this.frameMs / this.slots;
     this.leadMs = options.leadMs ?? 1;
     this.maxCatchUpTicks = (options.maxCatchUpFrames ?? 5) * this.slots;
-    this.minPerSlot = Math.max(1, options.minPerSlot ?? 50);
+    this.minPerSlot = Math.max(1, options.minPerSlot ?? 100);
     this.members = Array.from({ length: this.slots }, () => []);
     this.targets = Array.from({ length: this.slots }, () => []);
     this.startedAt = Array.from({ length: this.slots }, () => []);
@@ -128,6 +128,9 @@ export class PacingClock {
    * Adds a target to the least loaded slot; the clock starts with its first
    * target. Slots fill up to `minPerSlot` targets before the next one is
    * opened, so a few calls wake the process once a frame, not `slots` times.
+   * A wake-up costs more than a send, and a burst of 100 sends stays well
+   * inside the 2 ms spacing budget: 100 rather than 50 took 7–10 % off the
+   * CPU per call in media-bench at 100 and 200 calls (README).
    */
   add(target: PacedTarget): PacingHandle {
     const open = Math.min(this.slots, 1 + Math.floor(this.count / this.minPerSlot));

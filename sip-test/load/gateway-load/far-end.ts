@@ -54,10 +54,15 @@ async function udpFree(port: number): Promise<boolean> {
   });
 }
 
-/** An even port p in [min, max] with p..p+3 free on UDP (SIPp binds audio and video pairs). */
-export async function freeRtpPort(min: number, max: number): Promise<number> {
+/**
+ * An even port p in [min, max] with p..p+3 free on UDP (SIPp binds audio and
+ * video pairs), its block kept clear of the blocks in `taken`: a SIPp just
+ * spawned has not bound its ports yet, so a second pick could land on them.
+ */
+export async function freeRtpPort(min: number, max: number, taken: number[] = []): Promise<number> {
   for (let i = 0; i < 50; i++) {
     const p = min + 2 * Math.floor((Math.random() * (max - min - 4)) / 2);
+    if (taken.some((t) => Math.abs(t - p) < 4)) continue;
     const all = await Promise.all([0, 1, 2, 3].map((d) => udpFree(p + d)));
     if (all.every(Boolean)) return p;
   }
@@ -85,10 +90,13 @@ export async function startFarEnd(opts: {
   farRtpMax: number;
 }): Promise<FarEnd> {
   const logDir = mkdtempSync(join(tmpdir(), 'gw-load-sipp-'));
-  const probe = startChild(resolve(HERE, 'rtp-probe.ts'), [
-    '--port',
-    String(await freeRtpPort(opts.farRtpMin, opts.farRtpMax)),
-  ]);
+  const taken: number[] = [];
+  const rtpBlock = async (): Promise<number> => {
+    const port = await freeRtpPort(opts.farRtpMin, opts.farRtpMax, taken);
+    taken.push(port);
+    return port;
+  };
+  const probe = startChild(resolve(HERE, 'rtp-probe.ts'), ['--port', String(await rtpBlock())]);
   const probePort = Number((await probe.ready).port);
   const probeNice = raisePriority(probe.pid, PROBE_NICE);
   const probeRealtime = setThreadRealtime(probe.pid, PROBE_REALTIME).realtime;
@@ -103,7 +111,7 @@ export async function startFarEnd(opts: {
   const common = ['-i', '127.0.0.1', '-t', 'u1', '-m', '100000000', '-nostdin'];
   const timeout = ['-timeout', `${opts.timeoutSec}s`, '-max_recv_loops', '5000'];
   const echoSipPort = await allocatePort();
-  const echoMediaPort = await freeRtpPort(opts.farRtpMin, opts.farRtpMax);
+  const echoMediaPort = await rtpBlock();
   const echo = sipp(
     [
       '-sf',
@@ -127,7 +135,7 @@ export async function startFarEnd(opts: {
       '-p',
       String(probeSipPort),
       '-mp',
-      String(await freeRtpPort(opts.farRtpMin, opts.farRtpMax)),
+      String(await rtpBlock()),
       ...common,
       ...timeout,
     ],

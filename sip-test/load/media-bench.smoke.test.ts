@@ -4,15 +4,14 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
-const ARGS = ['--n', '5', '--seconds', '2', '--warmup', '1', '--reps', '1'];
+const ARGS = ['--n', '5', '--seconds', '2', '--warmup', '1', '--reps', '1', '--jit-warmup', '0'];
 
 describe('media-bench, smallest run', () => {
   it('prints one row per N with our CPU, the relay ratio, packets and spacing', () => {
-    const run = spawnSync(
-      'npx',
-      ['tsx', 'sip-test/load/media-bench.ts', ...ARGS, '--jit-warmup', '0', '--pin', 'off'],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
+    const run = spawnSync('npx', ['tsx', 'sip-test/load/media-bench.ts', ...ARGS, '--pin', 'off'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.status, run.stderr + run.stdout).toBe(0);
     const row = run.stdout.split('\n').find((line) => line.startsWith('5 |'));
     expect(row, run.stdout).toBeDefined();

@@ -54,16 +54,19 @@ async function udpFree(port: number): Promise<boolean> {
   });
 }
 
+/** Ports SIPp binds from its -mp port: an audio and a video RTP/RTCP pair. */
+const RTP_BLOCK = 4;
+
 /**
- * An even port p in [min, max] with p..p+3 free on UDP (SIPp binds audio and
- * video pairs), its block kept clear of the blocks in `taken`: a SIPp just
- * spawned has not bound its ports yet, so a second pick could land on them.
+ * An even port p in [min, max] with its RTP_BLOCK ports free on UDP, kept
+ * clear of the blocks in `taken`: a SIPp just spawned has not bound its
+ * ports yet, so a second pick could land on them.
  */
 export async function freeRtpPort(min: number, max: number, taken: number[] = []): Promise<number> {
   for (let i = 0; i < 50; i++) {
-    const p = min + 2 * Math.floor((Math.random() * (max - min - 4)) / 2);
-    if (taken.some((t) => Math.abs(t - p) < 4)) continue;
-    const all = await Promise.all([0, 1, 2, 3].map((d) => udpFree(p + d)));
+    const p = min + 2 * Math.floor((Math.random() * (max - min - RTP_BLOCK)) / 2);
+    if (taken.some((t) => Math.abs(t - p) < RTP_BLOCK)) continue;
+    const all = await Promise.all(Array.from({ length: RTP_BLOCK }, (_, d) => udpFree(p + d)));
     if (all.every(Boolean)) return p;
   }
   throw new Error(`no free RTP port in ${min}-${max}`);

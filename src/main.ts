@@ -171,6 +171,7 @@ async function main(): Promise<void> {
       defaultRingTimeoutSeconds: config.calls.defaultRingTimeoutSeconds,
       defaultMaxDurationSeconds: config.calls.defaultMaxDurationSeconds,
       stuckAfterSeconds: config.calls.stuckAfterSeconds,
+      watchdogIntervalMs: config.calls.watchdogIntervalMs,
     },
   });
   dialer.recover();

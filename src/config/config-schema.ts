@@ -371,9 +371,17 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     type: 'int',
     default: 300,
     env: 'GATEWAY_STUCK_AFTER_SECONDS',
-    min: 30,
+    min: 5,
     description:
       'Watchdog: a call in a non-final status this long past its own limits ends with call_stuck.',
+  },
+  {
+    key: 'calls.watchdogIntervalMs',
+    type: 'int',
+    default: 30000,
+    env: 'GATEWAY_WATCHDOG_INTERVAL_MS',
+    min: 100,
+    description: 'How often the watchdog looks for calls that stopped making progress.',
   },
 ];
 
@@ -424,5 +432,6 @@ export interface Config {
     defaultRingTimeoutSeconds: number;
     defaultMaxDurationSeconds: number;
     stuckAfterSeconds: number;
+    watchdogIntervalMs: number;
   };
 }

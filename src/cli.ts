@@ -10,7 +10,7 @@ import { systemClock } from './clock.js';
 import { CONFIG_SCHEMA } from './config/config-schema.js';
 import { ConfigError, defaultConfigObject, loadConfig } from './config/load-config.js';
 import { openDatabase } from './store/database.js';
-import { OPERATION_GROUPS, type OperationGroup } from './store/entities.js';
+import { OPERATION_GROUPS, type OperationGroup } from './model/entities.js';
 import { createStore, type Store } from './store/store.js';
 
 const HELP = `usage: npm run cli -- <command> [options]

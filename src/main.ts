@@ -136,20 +136,13 @@ async function main(): Promise<void> {
       : undefined;
   trunkHealth?.start();
 
-  const retries = new RetryPolicy(
-    { schedules: store.schedules, calls: store.calls, companies: store.companies, clock },
-    { retryDelayUnitMs: config.calls.retryDelayUnitMs },
-  );
+  const retries = new RetryPolicy(clock, { retryDelayUnitMs: config.calls.retryDelayUnitMs });
   // The scheduler dials through the dialer (created below; called only once both exist).
   const scheduler = new Scheduler(
     {
       schedules: store.schedules,
       calls: store.calls,
-      companies: store.companies,
-      history: store.callHistory,
-      optOuts: store.optOuts,
       clock,
-      zones: resolveDestinationZones,
       dial: (recordId, attempt) => dialer.dial(recordId, attempt),
       log: log.child({ component: 'scheduler' }),
     },
@@ -160,13 +153,14 @@ async function main(): Promise<void> {
     onScheduled: () => scheduler.poke(),
     store,
     clock,
+    zones: resolveDestinationZones,
     timers: realTimers,
     signaling,
     media,
     log: log.child({ component: 'calls' }),
     trunkHealth,
     agents: (record, agent) =>
-      new AgentBridge(record, agent, { store, clock, log: log.child({ component: 'agent' }) }),
+      new AgentBridge(record, agent, { clock, log: log.child({ component: 'agent' }) }),
     settings: {
       defaultRingTimeoutSeconds: config.calls.defaultRingTimeoutSeconds,
       defaultMaxDurationSeconds: config.calls.defaultMaxDurationSeconds,

@@ -1,6 +1,6 @@
 // The started daemon (npm start, real SQLite file) with a bootstrap key, an
 // agent, and helpers to point trunks at SIPp far ends and follow calls.
-import { FINAL_STATUSES } from '../../src/calls/call-status.js';
+import { FINAL_STATUSES } from '../../src/model/call-status.js';
 import { AgentServer } from '../../test/agents/agent-server.js';
 import { startDaemon, type Daemon } from '../../test/support/daemon.js';
 

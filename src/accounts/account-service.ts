@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { generateApiKey, hashApiKey, maskApiKey } from './api-key-secret.js';
 import type { Clock } from '../clock.js';
-import type { ApiKey, Company, CompanySettings, OperationGroup, Plan } from '../store/entities.js';
-import { OPERATION_GROUPS } from '../store/entities.js';
+import type { ApiKey, Company, CompanySettings, OperationGroup, Plan } from '../model/entities.js';
+import { OPERATION_GROUPS } from '../model/entities.js';
 import type { Store } from '../store/store.js';
 
 export interface NewApiKey {

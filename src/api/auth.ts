@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashApiKey, hashesEqual } from '../accounts/api-key-secret.js';
 import type { Clock } from '../clock.js';
-import type { ApiKey, Company, OperationGroup } from '../store/entities.js';
+import type { ApiKey, Company, OperationGroup } from '../model/entities.js';
 import type { Store } from '../store/store.js';
 import { ApiError } from './error-catalogue.js';
 

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { DocumentRepository } from '../store/document-repository.js';
-import type { OwnedDocument } from '../store/entities.js';
+import type { OwnedDocument } from '../model/entities.js';
 import type { RouteAccess } from './auth.js';
 import { ApiError } from './error-catalogue.js';
 

@@ -6,9 +6,9 @@ import { AgentServer, waitUntil, type AgentSession } from '../../test/agents/age
 import { AccountService } from '../accounts/account-service.js';
 import { LatencyHistogram } from '../agent/index.js';
 import { ManualClock } from '../clock.js';
-import type { CallRecord } from '../store/call-repository.js';
+import type { CallRecord } from '../model/call-record.js';
 import { openDatabase } from '../store/database.js';
-import type { Agent, AgentAudioFormat } from '../store/entities.js';
+import type { Agent, AgentAudioFormat } from '../model/entities.js';
 import { createStore, type Store } from '../store/store.js';
 import { AgentBridge } from './agent-bridge.js';
 import type { MediaLeg, ReceivedFrame } from './ports/media-port.js';

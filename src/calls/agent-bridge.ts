@@ -16,11 +16,9 @@ import {
   type PromptSuperVariable,
 } from '../agent/index.js';
 import type { Clock } from '../clock.js';
-import type { CallRecord } from '../store/call-repository.js';
-import type { Agent } from '../store/entities.js';
-import type { Store } from '../store/store.js';
+import type { CallRecord } from '../model/call-record.js';
+import type { Agent } from '../model/entities.js';
 import { AgentAudioReader, CalleeAudioConverter } from './agent-audio.js';
-import { AgentCallRecord } from './agent-call-record.js';
 import {
   AGENT_LATENCY_BOUNDS_MS,
   agentRtpToWsLatency,
@@ -36,8 +34,7 @@ import {
 } from './voicemail-detector.js';
 
 export interface AgentBridgeDeps {
-  store: Store;
-  /** Wall clock for record timestamps. */
+  /** Wall clock. */
   clock: Clock;
   log: Logger;
   timers?: Timers;
@@ -65,8 +62,7 @@ export class AgentBridge implements AgentLink {
   private media: MediaLeg | undefined;
   private hooks: AgentLinkHooks | undefined;
   private stopping: Promise<void> | undefined;
-  private answeredAtMs = 0;
-  private voicemailOutcome: 'caller_voice_mail' | 'message_left' | undefined;
+  private voicemailReported = false;
   private detector: VoicemailDetector | undefined;
   private readonly log: Logger;
   private readonly timers: Timers;
@@ -74,13 +70,12 @@ export class AgentBridge implements AgentLink {
   private readonly latency: { rtpToWs: LatencyHistogram; wsToRtp: LatencyHistogram };
   /** This call's WS → RTP (the connection keeps its own RTP → WS). */
   private readonly wsToRtp = new LatencyHistogram(AGENT_LATENCY_BOUNDS_MS);
-  private readonly reports: AgentCallRecord;
   private readonly dtmfTimers = new Set<unknown>();
   private dtmfChain = 0;
   private readonly counts = { enqueueErrors: 0, dtmfErrors: 0, marksEchoed: 0, clears: 0 };
 
   constructor(
-    private readonly record: CallRecord,
+    private readonly record: Readonly<CallRecord>,
     private readonly agent: Agent,
     private readonly deps: AgentBridgeDeps,
   ) {
@@ -88,7 +83,6 @@ export class AgentBridge implements AgentLink {
     this.timers = deps.timers ?? realTimers;
     this.monotonic = deps.monotonic ?? monotonicClock;
     this.latency = deps.latency ?? { rtpToWs: agentRtpToWsLatency, wsToRtp: agentWsToRtpLatency };
-    this.reports = new AgentCallRecord(deps.store, deps.clock, record, this.log);
   }
 
   async connect(): Promise<void> {
@@ -135,7 +129,6 @@ export class AgentBridge implements AgentLink {
     if (!conn || this.media || this.stopping) return;
     this.media = media;
     this.hooks = hooks;
-    this.answeredAtMs = this.deps.clock.now();
     if (this.agent.outgoing.voicemailDetection) {
       this.detector = new VoicemailDetector(this.deps.voicemail);
     }
@@ -150,12 +143,10 @@ export class AgentBridge implements AgentLink {
       this.log.info('agent asked to hang up');
       this.hangup('user_hungup');
     });
-    conn.on('transcript', (t) => this.reports.transcript(t, this.answeredAtMs));
-    conn.on('result', (r) => this.reports.result(r));
+    conn.on('transcript', (t) => hooks.transcript(t));
+    conn.on('result', (r) => hooks.result(r));
     conn.on('voicemail', (v) => {
-      this.voicemailOutcome = v.messageLeft
-        ? 'message_left'
-        : (this.voicemailOutcome ?? 'caller_voice_mail');
+      hooks.voicemail(v.messageLeft ? 'message_left' : 'caller_voice_mail');
       this.log.info({ messageLeft: v.messageLeft }, 'agent reports a voicemail');
     });
     conn.on('transfer', () =>
@@ -184,10 +175,6 @@ export class AgentBridge implements AgentLink {
 
   dtmf(digit: string): void {
     if (!this.stopping) this.conn?.sendDtmf(digit);
-  }
-
-  voicemail(): 'caller_voice_mail' | 'message_left' | undefined {
-    return this.voicemailOutcome;
   }
 
   stop(): Promise<void> {
@@ -244,7 +231,10 @@ export class AgentBridge implements AgentLink {
         { result: e.result, reason: e.reason, afterMs: e.afterMs },
         'voicemail detection',
       );
-      if (e.result === 'machine') this.voicemailOutcome ??= 'caller_voice_mail';
+      if (e.result === 'machine' && !this.voicemailReported) {
+        this.voicemailReported = true;
+        this.hooks?.voicemail('caller_voice_mail');
+      }
       conn.sendEvent('voicemail', {
         type: 'decision',
         result: e.result,

@@ -3,14 +3,20 @@
 // to the dialer (now) or the scheduler (later).
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { ApiKey, Company } from '../store/entities.js';
-import type { CallQuery, CallRecord } from '../store/call-repository.js';
-import type { Store } from '../store/store.js';
+import type { ApiKey, Company } from '../model/entities.js';
+import type { CallQuery, CallRecord } from '../model/call-record.js';
+import { FINAL_STATUSES, OPEN_STATUSES } from '../model/call-status.js';
 import { CallError } from './call-error.js';
-import { FINAL_STATUSES, OPEN_STATUSES } from './call-status.js';
-import { validateInitiateCallRequest } from './initiate-call-request.js';
+import { validateInitiateCallRequest, type RequestedSchedule } from './initiate-call-request.js';
+import { resolveScheduledAt } from './intake/scheduled-at.js';
 import { checkPlanLimits } from './plan-limits.js';
-import { resolveDestinationZones, type DestinationZones } from './protections/destination-zones.js';
+import type { CallStore } from './ports/call-store.js';
+import { callingRulesFor } from './protections/calling-rules.js';
+import {
+  countryDefaultZone,
+  resolveDestinationZones,
+  type DestinationZones,
+} from './protections/destination-zones.js';
 import { evaluateProtections } from './protections/evaluate-protections.js';
 import { scheduleCall } from './scheduling/schedule-call.js';
 import { resolveCallerId, resolveTrunk, type TrunkHealth } from './trunk-resolution.js';
@@ -33,8 +39,8 @@ export interface CallDispatcher {
   /** True while shutting down: no new calls are taken. */
   readonly isDraining?: boolean;
   accepted(record: CallRecord): void;
-  /** Ends a live call; resolves when the hangup was started. */
-  hangup(record: CallRecord): Promise<boolean>;
+  /** Ends a live call; resolves with its final record, or undefined when it is not live here. */
+  hangup(record: CallRecord): Promise<CallRecord | undefined>;
 }
 
 export interface CallServiceOptions {
@@ -52,7 +58,7 @@ export class CallService {
   private readonly zones: (e164: string) => Promise<DestinationZones>;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: CallStore,
     private readonly clock: Clock,
     private readonly options: CallServiceOptions = {},
   ) {
@@ -82,6 +88,9 @@ export class CallService {
     const nowIso = new Date(now).toISOString();
     const antiHarassment =
       req.useAntiHarassmentProtection ?? who.company.settings.antiHarassmentDefault ?? true;
+    const requested = req.scheduledAt
+      ? scheduledInstant(req.scheduledAt, destination, who.company.settings)
+      : undefined;
 
     const record: CallRecord = {
       id: randomUUID(),
@@ -127,18 +136,22 @@ export class CallService {
       isWelcomeMessageAIGenerated: req.isWelcomeMessageAIGenerated,
       welcomeMessageOverride: req.welcomeMessageOverride,
       totalCost: 0,
+      dialRound: 1,
+      ...(requested?.zone && req.scheduledAt?.kind === 'local'
+        ? { scheduledAtLocal: req.scheduledAt.local, scheduledAtZone: requested.zone }
+        : {}),
     };
 
     // Protections, plan and insert in one transaction, with no await between
     // them, so two requests cannot both pass a check (spec §4.1 rules 3-7).
-    const decision = this.store.db.transaction(() => {
+    const decision = this.store.unitOfWork.run(() => {
       const d = evaluateProtections(
         {
           companyId,
           settings: who.company.settings,
           phoneNumber: req.destinationNumber,
           agentId: record.agentId,
-          scheduledAt: req.scheduledAt ?? null,
+          scheduledAt: requested?.at ?? null,
           overrideTimeRestriction: req.overrideTimeRestriction,
           overrideDayRestriction: req.overrideDayRestriction,
           antiHarassment,
@@ -153,12 +166,17 @@ export class CallService {
       this.store.calls.insert(record);
       if (d.kind === 'schedule') {
         scheduleCall(
-          { schedules: this.store.schedules, calls: this.store.calls, clock: this.clock },
-          { recordId: record.id, dueAt: Date.parse(d.at), kind: 'initial' },
+          {
+            schedules: this.store.schedules,
+            calls: this.store.calls,
+            unitOfWork: this.store.unitOfWork,
+            clock: this.clock,
+          },
+          { recordId: record.id, dueAt: Date.parse(d.at), kind: 'initial', round: 1 },
         );
       }
       return d;
-    })();
+    });
 
     if (decision.kind === 'schedule') {
       this.options.onScheduled?.();
@@ -186,7 +204,8 @@ export class CallService {
 
   /**
    * Ends a call: a scheduled or not-yet-dialed one is cancelled here; a live
-   * one is handed to the dialer (CANCEL before answer, BYE after).
+   * one is handed to the dialer (CANCEL before answer, BYE after), and the
+   * answer is its final record (the dialer waits a few seconds for it).
    */
   async hangup(companyId: string, id: string, who: Requester['key']): Promise<CallRecord> {
     const record = this.get(companyId, id);
@@ -213,11 +232,38 @@ export class CallService {
         return done;
       }
     }
-    if (this.dispatcher && (await this.dispatcher.hangup(record))) return this.get(companyId, id);
+    const ended = await this.dispatcher?.hangup(record);
+    if (ended) return ended;
     const latest = this.get(companyId, id);
     if ((OPEN_STATUSES as readonly string[]).includes(latest.status)) {
       throw new CallError('call_not_live', 'The call is not live on this gateway.');
     }
     return latest;
   }
+}
+
+/**
+ * The requested `scheduledAt` as an instant: an offset-less one is local time
+ * in the destination's zone (DESIGN "Ambiguities"), the zone the protections
+ * use for that number (its one zone, else the country's deciding zone).
+ */
+function scheduledInstant(
+  requested: RequestedSchedule,
+  destination: DestinationZones,
+  settings: Company['settings'],
+): { at: string; zone?: string } {
+  if (requested.kind === 'instant') return { at: requested.at };
+  const zone =
+    destination.zones.length === 1
+      ? destination.zones[0]
+      : (callingRulesFor(settings, destination.country).defaultZone ??
+        countryDefaultZone(destination.country) ??
+        destination.zones[0]);
+  if (!zone) {
+    throw new CallError(
+      'invalid_scheduled_at',
+      "scheduledAt has no UTC offset and the destination's time zone is unknown; send an offset.",
+    );
+  }
+  return resolveScheduledAt(requested, zone);
 }

@@ -1,29 +1,37 @@
-// Runs accepted calls: one CallSession each, live ones tracked by record id
-// so the hangup API and shutdown can reach them; a watchdog ends any call
-// left in a non-final status past its limits (call_stuck).
-import type { CallRecord } from '../store/call-repository.js';
-import type { Store } from '../store/store.js';
+// Runs accepted calls: one CallSession per dial round, live ones tracked by
+// record id so the hangup API and shutdown reach them. Recovery after a
+// restart and the watchdog follow docs/decisions/dial-path.md: a call whose
+// INVITE provably never left is dialed (through the gate), one whose INVITE
+// may have left is finished and handed to the retry policy; the watchdog
+// measures each session against its own deadlines.
+import type { CallRecord, DialedAttempt } from '../model/call-record.js';
+import { LIVE_STATUSES, type CallStatus } from '../model/call-status.js';
 import type { CallDispatcher } from './call-service.js';
-import { CallSession, type CallSessionDeps } from './call-session.js';
-import { LIVE_STATUSES, type CallStatus } from './call-status.js';
+import { CallSession, type CallSessionDeps } from './session/call-session.js';
+import { finishOrphan } from './session/orphan.js';
 
 export interface DialerSettings {
   defaultRingTimeoutSeconds: number;
   defaultMaxDurationSeconds: number;
-  /** Slack past ring timeout + max duration before the watchdog steps in. */
+  /** Slack past a session's own limits before the watchdog steps in. */
   stuckAfterSeconds: number;
   watchdogIntervalMs?: number;
 }
 
+/** How long the hangup API waits for the call's final record. */
+const HANGUP_WAIT_MS = 5000;
+
 export class Dialer implements CallDispatcher {
   private readonly sessions = new Map<string, CallSession>();
   private readonly running = new Set<Promise<unknown>>();
+  /** Sessions the watchdog already asked to stop (a second strike forces the record final). */
+  private readonly struck = new Set<CallSession>();
   private watchdog: unknown;
   private draining = false;
 
   constructor(
     private readonly deps: Omit<CallSessionDeps, 'settings'> & { settings: DialerSettings },
-    /** Called with each finished record (retries, metrics). */
+    /** Called with each finished round's record (metrics). */
     private readonly onFinished?: (record: CallRecord) => void,
   ) {}
 
@@ -53,30 +61,48 @@ export class Dialer implements CallDispatcher {
       )
       .finally(() => {
         this.sessions.delete(record.id);
+        this.struck.delete(session);
         this.running.delete(run);
       });
     this.running.add(run);
   }
 
-  async hangup(record: CallRecord): Promise<boolean> {
+  /** Ends a live call; resolves with its final record (bounded wait), or undefined when not ours. */
+  async hangup(record: CallRecord): Promise<CallRecord | undefined> {
     const session = this.sessions.get(record.id);
-    if (!session) return false;
+    if (!session) return undefined;
     session.stop('api');
-    return true;
+    let timer: unknown;
+    const timeout = new Promise<undefined>(
+      (resolve) => (timer = this.deps.timers.setTimeout(() => resolve(undefined), HANGUP_WAIT_MS)),
+    );
+    const done = await Promise.race([session.done, timeout]);
+    this.deps.timers.clearTimeout(timer);
+    return done ?? this.deps.store.calls.getById(record.id);
   }
 
   /**
-   * After a restart: calls that were live in the previous process cannot be
-   * any more (their dialog died with it) and are finished as call_stuck;
-   * accepted calls that were never dialed are dialed now.
+   * After a restart: a live record whose current round never sent its
+   * INVITE is dialed now; one whose INVITE may have left is finished
+   * (call_stuck) and handed to the retry policy; accepted calls are dialed.
    */
   recover(): void {
     const { store } = this.deps;
-    const at = new Date(this.deps.clock.now()).toISOString();
     for (const rec of store.calls.findByStatus(LIVE_STATUSES)) {
-      finishStuck(store, rec, at);
+      if (inviteMayHaveLeft(rec)) {
+        finishOrphan(this.deps, rec, 'recovery');
+        continue;
+      }
+      const again = store.calls.update(
+        rec.id,
+        { ...closeUnsentAttempts(rec, this.now()), status: 'to_be_processed' },
+        this.now(),
+        { onlyFrom: [rec.status], detail: 'recovered_before_invite' },
+      );
+      if (again) this.accepted(again);
     }
     for (const rec of store.calls.findByStatus(['to_be_processed'])) this.accepted(rec);
+    this.deps.onScheduled?.();
   }
 
   startWatchdog(): void {
@@ -84,27 +110,46 @@ export class Dialer implements CallDispatcher {
     this.watchdog = this.deps.timers.setInterval(() => this.checkStuck(), every);
   }
 
-  /** Ends live sessions past their limits, and finishes orphaned records. */
+  /**
+   * The last resort: sessions past their own deadline are stopped (and, if
+   * that does not end them, finished); records no session owns are
+   * recovered as after a restart.
+   */
   checkStuck(): void {
-    const { settings, clock, store } = this.deps;
+    const { clock, store, settings } = this.deps;
     const now = clock.now();
-    const limitMs =
-      1000 *
-      (settings.defaultRingTimeoutSeconds +
-        settings.defaultMaxDurationSeconds +
-        settings.stuckAfterSeconds);
     for (const session of this.sessions.values()) {
-      if (now - session.startedMs > limitMs) session.stop('watchdog');
+      if (now <= session.clock.deadline) continue;
+      if (this.struck.has(session)) session.forceFinish('watchdog');
+      else {
+        this.struck.add(session);
+        this.deps.log.warn({ phase: session.phase }, 'call made no progress: watchdog ends it');
+        session.stop('watchdog');
+      }
     }
-    const at = new Date(now).toISOString();
-    for (const rec of store.calls.findByStatus([...LIVE_STATUSES, 'to_be_processed'])) {
-      if (this.sessions.has(rec.id)) continue;
-      if (now - Date.parse(rec.modifiedAt) > 1000 * settings.stuckAfterSeconds)
-        finishStuck(store, rec, at);
+    const staleBefore = now - 1000 * settings.stuckAfterSeconds;
+    const orphans: CallStatus[] = [...LIVE_STATUSES, 'to_be_processed'];
+    for (const rec of store.calls.findByStatus(orphans)) {
+      if (this.sessions.has(rec.id) || Date.parse(rec.modifiedAt) > staleBefore) continue;
+      if (rec.status === 'to_be_processed') this.accepted(rec);
+      else if (inviteMayHaveLeft(rec)) finishOrphan(this.deps, rec, 'watchdog');
+      else {
+        const again = store.calls.update(
+          rec.id,
+          { ...closeUnsentAttempts(rec, this.now()), status: 'to_be_processed' },
+          this.now(),
+          { onlyFrom: [rec.status], detail: 'watchdog_before_invite' },
+        );
+        if (again) this.accepted(again);
+      }
     }
   }
 
-  /** SIGTERM: take no new calls, end live ones (CANCEL or BYE), wait for their records. */
+  /**
+   * SIGTERM: take no new calls, end live ones (CANCEL or BYE: each record is
+   * final once its request is sent), wait for the sessions, and finish the
+   * record of any session still running when the grace period ends.
+   */
   async drain(timeoutMs: number): Promise<void> {
     this.draining = true;
     if (this.watchdog) this.deps.timers.clearInterval(this.watchdog);
@@ -115,19 +160,37 @@ export class Dialer implements CallDispatcher {
     );
     await Promise.race([Promise.all([...this.running]), timeout]);
     this.deps.timers.clearTimeout(timer);
+    for (const session of this.sessions.values()) {
+      try {
+        session.forceFinish('shutdown');
+      } catch (err) {
+        this.deps.log.error({ err }, 'record not finished at shutdown');
+      }
+    }
+  }
+
+  private now(): string {
+    return new Date(this.deps.clock.now()).toISOString();
   }
 }
 
-function finishStuck(store: Store, rec: CallRecord, at: string): void {
-  const answered = typeof rec.startAt === 'string';
-  const status: CallStatus = answered ? 'failed_during_call' : 'failed';
-  store.calls.update(
-    rec.id,
-    { status, endCallReason: 'call_stuck', endAt: at, active: false },
-    at,
-    {
-      onlyFrom: [rec.status],
-      detail: 'watchdog',
-    },
+/** The current round has an attempt whose INVITE may have reached the far end. */
+function inviteMayHaveLeft(rec: CallRecord): boolean {
+  const round = rec.dialRound ?? rec.retries + 1;
+  return (rec.attempts ?? []).some(
+    (a) =>
+      a.status !== 'skipped' &&
+      ((a.round === round && a.inviteSentAt !== undefined) || a.round === undefined),
   );
+}
+
+/** Attempts of a dead session that never sent their INVITE, closed as such. */
+function closeUnsentAttempts(rec: CallRecord, at: string): Pick<CallRecord, 'attempts'> {
+  return {
+    attempts: (rec.attempts ?? []).map((a) =>
+      a.status === undefined && !(a as DialedAttempt).inviteSentAt
+        ? { ...a, status: 'cancelled', endCallReason: 'not_dialed', endedAt: at }
+        : a,
+    ),
+  };
 }

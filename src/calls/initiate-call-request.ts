@@ -1,8 +1,14 @@
 // Validation of the call-initiation body (spec §2.1, §4.1 rules 1-2, §8),
 // field by field, with one precise error per failure. Pure: no store access.
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { DateTime } from 'luxon';
 import { GatewayError } from '../errors.js';
+import {
+  parseRequestedSchedule,
+  type RequestedSchedule,
+  type ScheduleProblem,
+} from './intake/scheduled-at.js';
+
+export type { RequestedSchedule } from './intake/scheduled-at.js';
 
 export const SUPER_VARIABLE_TYPES = ['text', 'number', 'boolean', 'date', 'time'] as const;
 export type SuperVariableType = (typeof SUPER_VARIABLE_TYPES)[number];
@@ -32,8 +38,11 @@ export interface InitiateCallRequest {
   useAntiHarassmentProtection?: boolean;
   isWelcomeMessageAIGenerated: boolean;
   welcomeMessageOverride?: string;
-  /** ISO 8601 instant in UTC. */
-  scheduledAt?: string;
+  /**
+   * An instant (sent with `Z` or an offset) or a local time still to be read
+   * in the destination's zone (sent without one): see `resolveScheduledAt`.
+   */
+  scheduledAt?: RequestedSchedule;
   retryDelayMinutes: number;
   maxRetries: number;
   additionalPhoneNumbers: string[];
@@ -287,64 +296,138 @@ function superVariables(b: Record<string, unknown>): Record<string, SuperVariabl
   return out;
 }
 
-function scheduledAt(b: Record<string, unknown>): string | undefined {
+/** DESIGN: a `scheduledAt` without an offset is local time at the destination. */
+function scheduledAt(b: Record<string, unknown>): RequestedSchedule | undefined {
   const v = optionalString(b, 'scheduledAt');
   if (v === undefined) return undefined;
-  const parsed = DateTime.fromISO(v, { setZone: true });
-  if (!parsed.isValid || !/^\d{4}-\d{2}-\d{2}T/.test(v)) {
-    throw new RequestValidationError(
-      'scheduledAt',
-      'scheduledAt must be an ISO 8601 date-time, e.g. 2026-05-04T10:30:00Z.',
-    );
-  }
-  return parsed.toUTC().toISO()!;
+  const parsed = parseRequestedSchedule(v);
+  if (parsed.ok) return parsed.value;
+  throw new RequestValidationError('scheduledAt', SCHEDULE_PROBLEMS[parsed.problem](quote(v)));
 }
 
-/**
- * Values may be comma- or space-separated; non-digit characters are stripped
- * (spec §2.1). Within a comma-separated part, space-separated tokens are
- * joined until they form a valid number, so "+1 (212) 555-0101 +1 212 555 0102"
- * reads as two numbers.
- */
+const SCHEDULE_PROBLEMS: Record<ScheduleProblem, (value: string) => string> = {
+  format: (value) =>
+    `scheduledAt ${value} is not an ISO 8601 date-time; send 2026-05-04T10:30:00Z (an instant) or 2026-05-04T10:30 (local time at the destination).`,
+  date: (value) => `scheduledAt ${value} is not a real date and time.`,
+  offset: (value) =>
+    `scheduledAt ${value} has an offset out of range; offsets go from -23:59 to +23:59.`,
+};
+
+// additionalPhoneNumbers (spec §2.1), as DESIGN "Ambiguities in the spec,
+// settled" reads it: commas, semicolons and newlines always separate;
+// inside one item, spaces, dots, dashes and parentheses are formatting when
+// the whole item is a valid E.164 number, separators otherwise. An item that
+// is not a valid number after this rule is a 400 naming it; nothing is
+// dropped silently. Further decisions:
+// - A number must be written in E.164, with its + and country code: a
+//   string without + is refused. "(415) 555-0123" is a national number;
+//   reading its digits after a + would guess a country (+41…) and could
+//   land on someone else's valid number. A JSON number has no room for a +,
+//   so it is read as the digits after one: 12125550100 is +12125550100.
+// - "Spaces" are any white space; "dashes" are any Unicode dash (copied
+//   text often carries an en dash). When spaces separate, each sub-item
+//   follows the same rule on its own: its dots, dashes and parentheses are
+//   formatting when it is a valid number without them.
+// - An empty piece between separators in a string ("+14155550123," or a
+//   blank line) is no input and is skipped; a string with text but no piece
+//   (",") and an empty or blank array element ("", " ") are refused. A
+//   blank top-level string means no alternates, like an omitted field.
+// - The destination number and repeats of an earlier alternate are dropped:
+//   de-duplication, not lost input, as every distinct number is dialed once.
+//   There is no cap on the count beyond the body size limit.
+
+const FIELD = 'additionalPhoneNumbers';
+/** Always separate items. */
+const ITEM_SEPARATORS = /\r\n|[\n\r,;]/;
+/** Formatting inside a valid number, besides white space. */
+const FORMATTING = /[.()\p{Pd}]/gu;
+const WHITE_SPACE = /\s+/u;
+const WHITE_SPACE_ALL = /\s/gu;
+const E164_HINT = 'a + and the country code, e.g. +14155550123';
+
 function additionalPhoneNumbers(b: Record<string, unknown>, destination: string): string[] {
-  const field = 'additionalPhoneNumbers';
-  const v = b[field];
+  const v = b[FIELD];
   if (v === undefined || v === null) return [];
-  const items = Array.isArray(v) ? v : [v];
-  const out: string[] = [];
-  const add = (e164: string) => {
-    if (e164 !== destination && !out.includes(e164)) out.push(e164);
-  };
-  for (const item of items) {
-    if (
-      typeof item !== 'string' &&
-      (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0)
-    ) {
-      throw new RequestValidationError(
-        field,
-        'additionalPhoneNumbers must be a string, a positive whole number, or an array of those.',
-      );
-    }
-    for (const part of String(item).split(',')) {
-      let digits = '';
-      let text = '';
-      for (const token of part.split(/\s+/)) {
-        digits += token.replace(/\D/g, '');
-        text += `${token} `;
-        const e164 = digits ? toE164(`+${digits}`) : undefined;
-        if (e164) {
-          add(e164);
-          digits = '';
-          text = '';
-        }
-      }
-      if (digits !== '') {
-        throw new RequestValidationError(
-          field,
-          `additionalPhoneNumbers contains "${text.trim()}", which is not a valid international number.`,
-        );
-      }
-    }
+  const found = typeof v === 'string' && v.trim() === '' ? [] : alternatesOf(v);
+  return [...new Set(found)].filter((n) => n !== destination);
+}
+
+function alternatesOf(v: unknown): string[] {
+  if (Array.isArray(v)) return v.flatMap((element, i) => elementNumbers(element, `${FIELD}[${i}]`));
+  if (typeof v === 'string' || typeof v === 'number') return elementNumbers(v, FIELD);
+  throw new RequestValidationError(
+    FIELD,
+    `${FIELD} must be a string, a number, or an array of strings and numbers.`,
+  );
+}
+
+/** The numbers of one element; `where` names it in errors. */
+function elementNumbers(element: unknown, where: string): string[] {
+  if (typeof element === 'number') return [numberValue(element, where)];
+  if (typeof element !== 'string') {
+    throw new RequestValidationError(
+      FIELD,
+      `${where} must be a string or a number, not ${element === null ? 'null' : typeof element}.`,
+    );
   }
-  return out;
+  if (element.trim() === '') {
+    throw new RequestValidationError(
+      FIELD,
+      `${where} is empty; send a phone number or leave it out.`,
+    );
+  }
+  const pieces = element
+    .split(ITEM_SEPARATORS)
+    .map((piece) => piece.trim())
+    .filter((piece) => piece !== '');
+  if (pieces.length === 0)
+    throw new RequestValidationError(FIELD, `${where} ${quote(element)} holds no phone number.`);
+  return pieces.flatMap((piece) => itemNumbers(piece, where));
+}
+
+/** A JSON number is the digits after the +. */
+function numberValue(n: number, where: string): string {
+  const e164 = Number.isSafeInteger(n) && n > 0 ? toE164(`+${n}`) : undefined;
+  if (e164) return e164;
+  throw new RequestValidationError(
+    FIELD,
+    `${where}: ${String(n)} is not a valid phone number; a JSON number is read as the digits after a +, country code first, e.g. 14155550123.`,
+  );
+}
+
+/** One item: a single number when it is one as a whole, else space-separated numbers. */
+function itemNumbers(item: string, where: string): string[] {
+  const whole = withoutFormatting(item);
+  if (whole) return [whole];
+  const subItems = item.split(WHITE_SPACE);
+  if (subItems.length === 1) throw notANumber(where, item);
+  return subItems.map((sub) => {
+    const e164 = withoutFormatting(sub);
+    if (!e164) throw notANumber(where, sub, item);
+    return e164;
+  });
+}
+
+function withoutFormatting(text: string): string | undefined {
+  return toE164(text.replace(WHITE_SPACE_ALL, '').replace(FORMATTING, ''));
+}
+
+function notANumber(where: string, text: string, within?: string): RequestValidationError {
+  const context = within === undefined ? '' : ` (in ${quote(within)})`;
+  return new RequestValidationError(
+    FIELD,
+    `${where}: ${quote(text)}${context} is not a valid phone number in E.164 format (${E164_HINT}); separate several numbers with commas.`,
+  );
+}
+
+/** Characters never echoed: controls, format marks (bidi overrides), lone surrogates, line separators. */
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
+const QUOTE_MAX = 40;
+
+/** The requester's text, quoted for an error reason: unsafe characters removed, at most 40 characters. */
+function quote(text: string): string {
+  const chars = Array.from(text.replace(UNSAFE, ''));
+  const shown =
+    chars.length > QUOTE_MAX ? `${chars.slice(0, QUOTE_MAX - 1).join('')}…` : chars.join('');
+  return `"${shown}"`;
 }

@@ -2,7 +2,7 @@
 // the trunk's format (leading + or not, tech prefix) in the Request-URI and
 // To, the caller ID in From and P-Asserted-Identity (RFC 3325), the trunk's
 // extra headers and digest credentials.
-import type { SipTrunk } from '../store/entities.js';
+import type { SipTrunk } from '../model/entities.js';
 import type { DialRequest } from './ports/signaling-port.js';
 
 export function buildDialRequest(

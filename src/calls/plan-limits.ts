@@ -1,12 +1,12 @@
 // The plan's 402s (spec §7), checked when a call is requested and again when
 // it is dialed. Channels count calls holding a SIP channel now; concurrent
 // slots count every accepted call not yet finished (docs/decisions).
-import type { SipTrunk } from '../store/entities.js';
-import type { Store } from '../store/store.js';
+import type { SipTrunk } from '../model/entities.js';
+import type { CallStore } from './ports/call-store.js';
 import { CallError } from './call-error.js';
-import { ACTIVE_STATUSES, LIVE_STATUSES } from './call-status.js';
+import { ACTIVE_STATUSES, LIVE_STATUSES } from '../model/call-status.js';
 
-export function checkPlanLimits(store: Store, companyId: string, trunk: SipTrunk | null): void {
+export function checkPlanLimits(store: CallStore, companyId: string, trunk: SipTrunk | null): void {
   const plan = store.companies.getPlan(companyId);
   if (!plan || !plan.allowOutbound) {
     throw new CallError(

@@ -1,7 +1,7 @@
 // Keeps the SIP engine's OPTIONS monitor pointed at every active trunk (the
 // set changes at runtime through the API) and answers "is it offline?" for
 // trunk resolution and dialing.
-import type { Store } from '../store/store.js';
+import type { CallStore } from './ports/call-store.js';
 import type { Timers } from './timers.js';
 import type { TrunkHealth } from './trunk-resolution.js';
 
@@ -17,7 +17,7 @@ export class TrunkHealthTracker implements TrunkHealth {
   private handle: unknown;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: CallStore,
     private readonly monitor: TrunkMonitorPort,
     private readonly timers: Timers,
     private readonly refreshMs: number,

@@ -1,8 +1,8 @@
 // Which trunk carries a call (spec §4.1 rule 2): the request's sipTrunkId,
 // then its voipPhoneId, then the outbound route with the longest prefix
 // matching the destination, then the company's default trunk.
-import type { SipTrunk } from '../store/entities.js';
-import type { Store } from '../store/store.js';
+import type { SipTrunk } from '../model/entities.js';
+import type { CallStore } from './ports/call-store.js';
 import { CallError } from './call-error.js';
 
 export interface TrunkChoice {
@@ -18,7 +18,7 @@ export interface TrunkHealth {
 }
 
 export function resolveTrunk(
-  store: Store,
+  store: CallStore,
   companyId: string,
   req: { sipTrunkId?: string; voipPhoneId?: string; destinationNumber: string },
   health?: TrunkHealth,

@@ -1,6 +1,6 @@
 // API keys: only a hash of the secret is stored (the full key is shown once).
 import type { Db } from './database.js';
-import type { ApiKey, OperationGroup } from './entities.js';
+import type { ApiKey, OperationGroup } from '../model/entities.js';
 
 interface Row {
   id: string;

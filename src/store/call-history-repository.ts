@@ -2,7 +2,7 @@
 // §8): open calls, recent calls, and the same number + agent within a
 // minute. A number is found whether it was a record's own number or one of
 // its alternates (table call_numbers, kept by trigger; migration 2).
-import type { CallRecord } from './call-repository.js';
+import type { CallRecord } from '../model/call-record.js';
 import type { Db } from './database.js';
 
 export class SqliteCallHistoryRepository {

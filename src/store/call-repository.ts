@@ -1,37 +1,8 @@
 // Call records. The indexed fields are columns; the rest of the record (the
 // spec §2.5 shape) is a JSON document. Every status change is also appended
 // to call_events with its timestamp.
+import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../model/call-record.js';
 import { withoutFsync, type Db } from './database.js';
-
-export interface CallRecord {
-  id: string;
-  callId: string;
-  companyId: string;
-  phoneNumber: string;
-  agentId: string | null;
-  status: string;
-  scheduledAt: string | null;
-  createdAt: string;
-  modifiedAt: string;
-  [field: string]: unknown;
-}
-
-export interface CallEvent {
-  seq: number;
-  at: string;
-  status: string;
-  detail: string | null;
-}
-
-export interface CallQuery {
-  statuses?: string[];
-  phoneNumber?: string;
-  agentId?: string;
-  createdFrom?: string;
-  createdTo?: string;
-  limit: number;
-  offset: number;
-}
 
 interface Row {
   id: string;
@@ -46,7 +17,7 @@ interface Row {
   data: string;
 }
 
-const COLUMNS = new Set([
+const COLUMN_KEYS = [
   'id',
   'callId',
   'companyId',
@@ -56,7 +27,8 @@ const COLUMNS = new Set([
   'scheduledAt',
   'createdAt',
   'modifiedAt',
-]);
+] as const;
+const COLUMNS: ReadonlySet<string> = new Set(COLUMN_KEYS);
 
 export class SqliteCallRepository {
   private readonly stmts;
@@ -111,15 +83,15 @@ export class SqliteCallRepository {
    */
   update(
     id: string,
-    patch: Partial<CallRecord>,
+    patch: CallPatch,
     at: string,
-    opts: { onlyFrom?: readonly string[]; detail?: string } = {},
+    opts: { onlyFrom?: readonly string[]; detail?: string; durable?: boolean } = {},
   ): CallRecord | undefined {
     const apply = (): CallRecord | undefined => {
       const current = this.getById(id);
       if (!current) return undefined;
       if (opts.onlyFrom && !opts.onlyFrom.includes(current.status)) return undefined;
-      const next: CallRecord = { ...current, ...patch, id, modifiedAt: at };
+      const next: CallRecord = { ...current, ...patch, id, modifiedAt: at } as CallRecord;
       this.stmts.save.run(toParams(next));
       if (patch.status !== undefined && patch.status !== current.status) {
         this.stmts.addEvent.run(id, id, at, patch.status, opts.detail ?? null);
@@ -127,8 +99,9 @@ export class SqliteCallRepository {
       return next;
     };
     const changesStatus =
-      patch.status !== undefined &&
-      (this.stmts.statusOf.get(id) as { status: string } | undefined)?.status !== patch.status;
+      opts.durable === true ||
+      (patch.status !== undefined &&
+      (this.stmts.statusOf.get(id) as { status: string } | undefined)?.status !== patch.status);
     return changesStatus ? this.db.transaction(apply)() : withoutFsync(this.db, apply);
   }
 
@@ -223,13 +196,13 @@ function toParams(r: CallRecord): Record<string, unknown> {
 
 function toRecord(row: Row): CallRecord {
   return {
-    ...(JSON.parse(row.data) as Record<string, unknown>),
+    ...(JSON.parse(row.data) as Omit<CallRecord, (typeof COLUMN_KEYS)[number]>),
     id: row.id,
     callId: row.call_id,
     companyId: row.company_id,
     phoneNumber: row.phone_number,
     agentId: row.agent_id,
-    status: row.status,
+    status: row.status as CallRecord['status'],
     scheduledAt: row.scheduled_at,
     createdAt: row.created_at,
     modifiedAt: row.modified_at,

@@ -1,6 +1,6 @@
 // Companies (with reseller → subsidiary links) and their plans.
 import type { Db } from './database.js';
-import type { Company, CompanySettings, Plan } from './entities.js';
+import type { Company, CompanySettings, Plan } from '../model/entities.js';
 
 interface CompanyRow {
   id: string;

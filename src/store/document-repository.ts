@@ -1,7 +1,7 @@
 // Company-owned configuration objects (trunks, agents, routes, VoIP phones)
 // share one table of JSON documents; each kind gets a typed repository.
 import type { Db } from './database.js';
-import type { OwnedDocument } from './entities.js';
+import type { OwnedDocument } from '../model/entities.js';
 
 interface Row {
   id: string;

@@ -1,6 +1,6 @@
 // Numbers that asked never to be called again (or not until a date).
 import type { Db } from './database.js';
-import type { OptOut } from './entities.js';
+import type { OptOut } from '../model/entities.js';
 
 interface Row {
   company_id: string;

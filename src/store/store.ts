@@ -5,12 +5,14 @@ import { SqliteCallRepository } from './call-repository.js';
 import { SqliteCompanyRepository } from './company-repository.js';
 import type { Db } from './database.js';
 import { DocumentRepository } from './document-repository.js';
-import type { Agent, OutboundRoute, SipTrunk, VoipPhone } from './entities.js';
+import type { Agent, OutboundRoute, SipTrunk, VoipPhone } from '../model/entities.js';
 import { SqliteOptOutRepository } from './opt-out-repository.js';
 import { SqliteScheduleRepository } from './schedule-repository.js';
 
 export interface Store {
   db: Db;
+  /** One SQLite transaction (savepoints when nested). */
+  unitOfWork: { run<T>(fn: () => T): T };
   companies: SqliteCompanyRepository;
   apiKeys: SqliteApiKeyRepository;
   agents: DocumentRepository<Agent>;
@@ -27,6 +29,7 @@ export function createStore(db: Db): Store {
   const calls = new SqliteCallRepository(db);
   return {
     db,
+    unitOfWork: { run: (fn) => db.transaction(fn)() },
     companies: new SqliteCompanyRepository(db),
     apiKeys: new SqliteApiKeyRepository(db),
     agents: new DocumentRepository<Agent>(db, 'agent'),

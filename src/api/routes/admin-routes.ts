@@ -2,8 +2,8 @@
 // subsidiary companies.
 import type { FastifyInstance } from 'fastify';
 import type { AccountService } from '../../accounts/account-service.js';
-import type { ApiKey } from '../../store/entities.js';
-import { OPERATION_GROUPS } from '../../store/entities.js';
+import type { ApiKey } from '../../model/entities.js';
+import { OPERATION_GROUPS } from '../../model/entities.js';
 import type { Store } from '../../store/store.js';
 import { ApiError } from '../error-catalogue.js';
 

@@ -1,7 +1,7 @@
 // [Agents]: the AI agents calls are bridged to, with their outgoing settings.
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../clock.js';
-import type { Agent, AgentOutgoingSettings } from '../../store/entities.js';
+import type { Agent, AgentOutgoingSettings } from '../../model/entities.js';
 import type { Store } from '../../store/store.js';
 import { registerDocumentRoutes } from '../document-routes.js';
 

@@ -1,10 +1,10 @@
 // [Calls]: initiate, read, query and hang up calls; opt-outs.
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../clock.js';
-import { CALL_STATUSES } from '../../calls/call-status.js';
+import { CALL_STATUSES } from '../../model/call-status.js';
 import type { CallService } from '../../calls/call-service.js';
 import { toE164 } from '../../calls/initiate-call-request.js';
-import type { CallRecord } from '../../store/call-repository.js';
+import type { CallRecord } from '../../model/call-record.js';
 import type { Store } from '../../store/store.js';
 import { ApiError } from '../error-catalogue.js';
 import { initiateCallBody, initiateCallResponses } from '../schemas/initiate-call-schema.js';

@@ -2,7 +2,7 @@
 // legacy VoIP phones.
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../clock.js';
-import type { SipTrunk } from '../../store/entities.js';
+import type { SipTrunk } from '../../model/entities.js';
 import type { Store } from '../../store/store.js';
 import { registerDocumentRoutes } from '../document-routes.js';
 import { ApiError } from '../error-catalogue.js';

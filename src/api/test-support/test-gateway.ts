@@ -6,7 +6,7 @@ import { AccountService, type NewApiKey, type PlanLimits } from '../../accounts/
 import { CallService, type CallDispatcher } from '../../calls/call-service.js';
 import { ManualClock } from '../../clock.js';
 import { openDatabase } from '../../store/database.js';
-import type { Agent, Company, SipTrunk } from '../../store/entities.js';
+import type { Agent, Company, SipTrunk } from '../../model/entities.js';
 import { createStore, type Store } from '../../store/store.js';
 import { buildApp } from '../build-app.js';
 

@@ -1,14 +1,45 @@
 // What a call needs from its AI agent bridge (src/calls/agent-bridge.ts
 // implements it over the agent WebSocket). The session connects it before
 // the INVITE (no phone rings without an agent), starts it at the answer and
-// stops it when the call ends.
-import type { Agent } from '../../store/entities.js';
-import type { CallRecord } from '../../store/call-repository.js';
+// stops it when the call ends. The bridge writes nothing: what the agent
+// reports comes back as events, and the session writes them.
+import type { Agent } from '../../model/entities.js';
+import type { CallRecord, OutboundResult } from '../../model/call-record.js';
 import type { MediaLeg } from './media-port.js';
+
+/** One transcript line as the agent sends it. */
+export interface AgentTranscriptLine {
+  role: string;
+  content: string;
+  /** ISO string or Unix ms; absent: when it arrived. */
+  timestamp?: string | number;
+}
+
+/** The agent's `result` (every field optional; later results overwrite earlier ones). */
+export interface AgentReport {
+  summary?: string;
+  shortSummary?: string;
+  postAnalysisResults?: Record<string, unknown>;
+  outboundResult?: OutboundResult | string;
+  costs?: Record<string, number>;
+  voiceCost?: Record<string, number>;
+  transcriptionCost?: number;
+  completionCost?: Record<string, number | boolean>;
+  totalCost?: number;
+  funnelStatus?: string;
+  resolutionStatus?: string;
+  conversionStatus?: string;
+}
+
+export type VoicemailVerdict = 'caller_voice_mail' | 'message_left';
 
 export interface AgentLinkHooks {
   /** The agent asked to end the call (its `hangup`), or its socket closed mid-call. */
   hangup(reason: 'user_hungup' | 'agent_disconnected'): void;
+  transcript(line: AgentTranscriptLine): void;
+  result(report: AgentReport): void;
+  /** Detected by our voicemail detector or declared by the agent. */
+  voicemail(verdict: VoicemailVerdict): void;
 }
 
 export interface AgentLink {
@@ -20,8 +51,6 @@ export interface AgentLink {
   dtmf(digit: string): void;
   /** The call ended: `stop` to the agent, then close; resolves once closed (bounded). */
   stop(): Promise<void>;
-  /** Voicemail outcome, when detected or declared by the agent. */
-  voicemail(): 'caller_voice_mail' | 'message_left' | undefined;
 }
 
-export type AgentLinkFactory = (record: CallRecord, agent: Agent) => AgentLink;
+export type AgentLinkFactory = (record: Readonly<CallRecord>, agent: Agent) => AgentLink;

@@ -23,9 +23,11 @@ export const ANTI_HARASSMENT_ORDER = [
   'failed_call_limit_reached',
   'cooldown_period_active',
 ] as const;
-type Code = (typeof ANTI_HARASSMENT_ORDER)[number];
+export type AntiHarassmentCode = (typeof ANTI_HARASSMENT_ORDER)[number];
+type Code = AntiHarassmentCode;
 
-interface Failing {
+/** One failing check: its code, when it clears (Unix ms) and why. */
+export interface AntiHarassmentFailure {
   code: Code;
   next: number;
   reason: string;
@@ -46,6 +48,32 @@ export function antiHarassmentRefusal(
   now: number,
   excludeRecordId?: string,
 ): CallError | undefined {
+  return refusalOf(
+    antiHarassmentFailures(history, companyId, phoneNumber, at, excludeRecordId),
+    now,
+  );
+}
+
+/** The refusal naming the first failing check, clearing when all of them have. */
+export function refusalOf(
+  failing: readonly AntiHarassmentFailure[],
+  now: number,
+): CallError | undefined {
+  const first = failing[0];
+  if (!first) return undefined;
+  const next = Math.max(...failing.map((f) => f.next));
+  const extra = failing.find((f) => f.extra)?.extra ?? {};
+  return refusal(first.code, first.reason, { now, nextAllowedAt: next, retryable: true }, extra);
+}
+
+/** Every check that a call to `phoneNumber` at `at` would fail, in ANTI_HARASSMENT_ORDER. */
+export function antiHarassmentFailures(
+  history: CallHistory,
+  companyId: string,
+  phoneNumber: string,
+  at: number,
+  excludeRecordId?: string,
+): AntiHarassmentFailure[] {
   const since = new Date(at - WEEK_MS).toISOString();
   const records = history
     .touchedSince(companyId, phoneNumber, since)
@@ -54,7 +82,7 @@ export function antiHarassmentRefusal(
   const dayStart = Math.floor(at / DAY_MS) * DAY_MS;
   const nextMidnight = dayStart + DAY_MS;
   const answered = events.filter((e) => e.kind === 'answered');
-  const failing: Failing[] = [];
+  const failing: AntiHarassmentFailure[] = [];
 
   const today = answered.filter((e) => e.at >= dayStart);
   if (today.length >= ANTI_HARASSMENT_LIMITS.answeredPerUtcDay) {
@@ -99,9 +127,5 @@ export function antiHarassmentRefusal(
     }
   }
 
-  const first = failing[0];
-  if (!first) return undefined;
-  const next = Math.max(...failing.map((f) => f.next));
-  const extra = failing.find((f) => f.extra)?.extra ?? {};
-  return refusal(first.code, first.reason, { now, nextAllowedAt: next, retryable: true }, extra);
+  return failing;
 }

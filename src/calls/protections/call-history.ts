@@ -3,7 +3,7 @@
 // record's dial attempts count (DESIGN "Ambiguities": a successful call was
 // answered with 200 OK; a failed attempt ended before answer for any reason
 // but our own cancel).
-import type { CallRecord } from '../../store/call-repository.js';
+import { isSkipped, type CallRecord, type DialedAttempt } from '../../model/call-record.js';
 
 export interface CallHistory {
   /** Records that may dial the number (own or alternate) in one of `statuses`. */
@@ -17,17 +17,6 @@ export interface CallHistory {
     agentId: string | null,
     since: string,
   ): CallRecord | undefined;
-}
-
-/** One dial attempt as the call session stores it in `record.attempts[]`. */
-export interface DialAttemptRecord {
-  number?: string;
-  startedAt?: string;
-  /** When the far end answered (200 OK), if it did. */
-  answeredAt?: string;
-  endedAt?: string;
-  status?: string;
-  endCallReason?: string;
 }
 
 /** Statuses of an attempt or record that was answered (reached 200 OK). */
@@ -63,9 +52,12 @@ export function callEventsForNumber(
   const out: NumberCallEvent[] = [];
   for (const r of records) {
     if (r.callDirection === 'inbound') continue;
-    const attempts = Array.isArray(r.attempts) ? (r.attempts as DialAttemptRecord[]) : [];
+    const attempts = r.attempts ?? [];
     if (attempts.length > 0) {
       for (const a of attempts) {
+        // Counters count what was dialed: never a skipped number, nor an
+        // attempt whose INVITE never left (records before issue 21 have no round).
+        if (isSkipped(a) || (a.round !== undefined && !a.inviteSentAt)) continue;
         if ((a.number ?? r.phoneNumber) !== phoneNumber) continue;
         const e = attemptEvent(a, r.id);
         if (e) out.push(e);
@@ -78,7 +70,7 @@ export function callEventsForNumber(
   return out.sort((x, y) => x.at - y.at);
 }
 
-function attemptEvent(a: DialAttemptRecord, recordId: string): NumberCallEvent | undefined {
+function attemptEvent(a: DialedAttempt, recordId: string): NumberCallEvent | undefined {
   const answered =
     time(a.answeredAt) ??
     (ANSWERED_STATUSES.includes(a.status ?? '') ? time(a.startedAt) : undefined);

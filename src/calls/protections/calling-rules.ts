@@ -11,7 +11,7 @@
 // built-in values: window 09:00-21:00, the country's CLDR weekend, weekends
 // and public holidays blocked, no extra dates.
 import Holidays from 'date-holidays';
-import type { CompanySettings } from '../../store/entities.js';
+import type { CompanySettings } from '../../model/entities.js';
 
 export interface CallingWindow {
   /** Local "HH:mm", inclusive. */

@@ -3,7 +3,7 @@
 // decision is written out: allow, or schedule at an exact instant, in which
 // zones. Dates are 2026: US DST 8 Mar / 1 Nov, EU DST 29 Mar / 25 Oct.
 import { describe, expect, it } from 'vitest';
-import type { CompanySettings } from '../../store/entities.js';
+import type { CompanySettings } from '../../model/entities.js';
 import { countryWeekend } from './calling-rules.js';
 import { resolveDestinationZones, ownCountryZones } from './destination-zones.js';
 import { applyTimeAndDayRules } from './evaluate-protections.js';

@@ -3,8 +3,8 @@
 // throws a CallError in the §2.4 shape; the time and day rules never refuse:
 // they move the call to the next allowed instant (a 200 with scheduled true).
 import type { Clock } from '../../clock.js';
-import type { CompanySettings } from '../../store/entities.js';
-import type { CallRecord } from '../../store/call-repository.js';
+import type { CompanySettings } from '../../model/entities.js';
+import type { CallRecord } from '../../model/call-record.js';
 import { CallError } from '../call-error.js';
 import { antiHarassmentRefusal } from './anti-harassment.js';
 import type { CallHistory } from './call-history.js';

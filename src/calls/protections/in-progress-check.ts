@@ -1,9 +1,10 @@
 // One outbound call per number at a time (spec §3.1, §4.1 rules 5 and 7,
 // §7 `call_already_in_progress` 409): a live or scheduled call to the number
 // blocks, and so does the same number + agent requested within 60 seconds.
-import type { CallRecord } from '../../store/call-repository.js';
+import type { CallRecord } from '../../model/call-record.js';
 import type { CallError } from '../call-error.js';
-import type { CallHistory, DialAttemptRecord } from './call-history.js';
+import { dialedAttempts } from '../../model/call-record.js';
+import type { CallHistory } from './call-history.js';
 import { refusal } from './refusal.js';
 
 /** Statuses of a call that holds (or is about to take) a line. */
@@ -100,7 +101,7 @@ function liveDetails(r: CallRecord): Record<string, unknown> {
  */
 function blocksNumber(r: CallRecord, phoneNumber: string): boolean {
   if (r.phoneNumber === phoneNumber) return true;
-  const attempts = Array.isArray(r.attempts) ? (r.attempts as DialAttemptRecord[]) : [];
+  const attempts = dialedAttempts(r);
   const current = attempts[attempts.length - 1];
   return current?.number === phoneNumber && current.endedAt === undefined;
 }

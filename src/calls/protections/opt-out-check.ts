@@ -1,6 +1,6 @@
 // Opt-outs (spec §7 `callee_opted_out`, 403): a permanent one is never
 // retried; a temporary one blocks until `blockedUntil`.
-import type { OptOut } from '../../store/entities.js';
+import type { OptOut } from '../../model/entities.js';
 import type { CallError } from '../call-error.js';
 import { refusal } from './refusal.js';
 

@@ -5,9 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { AccountService } from '../../accounts/account-service.js';
 import { ManualClock } from '../../clock.js';
 import { SqliteCallHistoryRepository } from '../../store/call-history-repository.js';
-import type { CallRecord } from '../../store/call-repository.js';
+import type { CallRecord } from '../../model/call-record.js';
 import { openDatabase } from '../../store/database.js';
-import type { CompanySettings } from '../../store/entities.js';
+import type { CompanySettings } from '../../model/entities.js';
 import { SqliteScheduleRepository } from '../../store/schedule-repository.js';
 import { createStore, type Store } from '../../store/store.js';
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CallError } from '../call-error.js';
 import { addCall, makeKit, type Kit } from '../protections/protections-test-kit.js';
-import type { CallRecord } from '../../store/call-repository.js';
+import type { CallRecord } from '../../model/call-record.js';
 import { RetryPolicy } from './retry-policy.js';
 import { Scheduler, type DialAttempt } from './scheduler.js';
 

@@ -1,29 +1,29 @@
-// Puts a call record on the durable schedule: one pending row (idempotency
-// key `<recordId>:<attempt>`) and the record's scheduling fields (spec §2.5
-// "Scheduling and request echoes"), in one transaction.
+// Puts a call record on the durable schedule: one pending row and the
+// record's scheduling fields (spec §2.5 "Scheduling and request echoes"),
+// in one unit of work. The row's idempotency key is `<recordId>:<round>`
+// (`:<n>` added when the gate deferred the same round before).
 import type { Clock } from '../../clock.js';
-import type { CallRecord, SqliteCallRepository } from '../../store/call-repository.js';
-import type { ScheduleKind, SqliteScheduleRepository } from '../../store/schedule-repository.js';
+import type { CallPatch } from '../../model/call-record.js';
+import { OPEN_STATUSES } from '../../model/call-status.js';
+import type { ScheduleKind } from '../../model/schedule.js';
 import { CallError } from '../call-error.js';
-import { OPEN_STATUSES } from '../call-status.js';
-
-/** spec §2.5 `scheduledReason` (an initial schedule has none). */
-export type ScheduledReason = 'retry' | 'customer_callback' | 'dropped_call';
+import type { CallRepository, ScheduleRepository, UnitOfWork } from '../ports/call-store.js';
 
 export interface ScheduleResult {
   scheduleId: number;
   recordId: string;
   kind: ScheduleKind;
-  /** 1-based dial attempt of the record. */
-  attempt: number;
+  /** The dial round the row plans. */
+  round: number;
   /** ISO instant the call is due. */
   dueAt: string;
   idempotencyKey: string;
 }
 
 export interface ScheduleCallDeps {
-  schedules: SqliteScheduleRepository;
-  calls: Pick<SqliteCallRepository, 'getById' | 'update'>;
+  schedules: ScheduleRepository;
+  calls: Pick<CallRepository, 'getById' | 'update'>;
+  unitOfWork: UnitOfWork;
   clock: Clock;
 }
 
@@ -31,76 +31,88 @@ export interface ScheduleCallRequest {
   recordId: string;
   dueAt: number;
   kind: ScheduleKind;
-  /** Extra record fields to write with the schedule (zones, retries, ...). */
-  patch?: Partial<CallRecord>;
+  round: number;
+  /** Extra record fields to write with the schedule (retries, reason, …). */
+  patch?: CallPatch;
+  /** Statuses the record may be scheduled from (default: any open one). */
+  onlyFrom?: readonly string[];
 }
 
 /**
- * Schedules the record's next dial. Throws `call_already_scheduled` when the
- * record already has a row waiting (pending or claimed), and
- * `failed_to_schedule_call` when the record is missing or already final.
- * An `initial` row is attempt 1; later ones follow the record's rows.
+ * Schedules the record's next dial (row and record). Throws
+ * `call_already_scheduled` when the record already has a row waiting
+ * (pending or claimed), and `failed_to_schedule_call` when the record is
+ * missing or not in `onlyFrom`.
  */
 export function scheduleCall(deps: ScheduleCallDeps, req: ScheduleCallRequest): ScheduleResult {
   const nowIso = new Date(deps.clock.now()).toISOString();
-  return deps.schedules.transaction(() => {
+  return deps.unitOfWork.run(() => {
     const record = deps.calls.getById(req.recordId);
-    if (!record || !(OPEN_STATUSES as readonly string[]).includes(record.status)) {
+    const from = req.onlyFrom ?? OPEN_STATUSES;
+    if (!record || !from.includes(record.status)) {
       throw new CallError(
         'failed_to_schedule_call',
         record
-          ? `The call has already ended (${record.status}) and cannot be scheduled again.`
+          ? `The call cannot be scheduled from its status (${record.status}).`
           : 'No call record to schedule.',
       );
     }
-    const rows = deps.schedules.forCall(req.recordId);
-    if (rows.some((r) => r.state === 'pending' || r.state === 'claimed')) {
-      throw new CallError('call_already_scheduled', 'This call is already scheduled.');
-    }
-    const attempt =
-      req.kind === 'initial' ? 1 : Math.max(1, ...rows.map((r) => r.attempt), dialed(record)) + 1;
-    const idempotencyKey = `${req.recordId}:${attempt}`;
-    const row = deps.schedules.insert(
-      {
-        callRecordId: req.recordId,
-        companyId: record.companyId,
-        dueAt: req.dueAt,
-        kind: req.kind,
-        attempt,
-        idempotencyKey,
-      },
-      nowIso,
-    );
-    if (!row) {
-      throw new CallError('call_already_scheduled', `Attempt ${attempt} is already scheduled.`);
-    }
-    const dueIso = new Date(req.dueAt).toISOString();
-    const again = req.kind !== 'initial';
+    const result = insertScheduleRow(deps.schedules, record.companyId, req, nowIso);
     deps.calls.update(
       req.recordId,
-      {
-        ...req.patch,
-        status: 'scheduled',
-        scheduledAt: dueIso,
-        ...(again ? { rescheduled: true, rescheduledAt: nowIso } : {}),
-        ...(req.kind !== 'initial' ? { scheduledReason: req.kind } : {}),
-      },
+      { ...req.patch, ...scheduledPatch(req.kind, result, nowIso) },
       nowIso,
-      { onlyFrom: OPEN_STATUSES, detail: `scheduled:${req.kind}` },
+      { onlyFrom: from, detail: `scheduled:${req.kind}` },
     );
-    return {
-      scheduleId: row.id,
-      recordId: req.recordId,
-      kind: req.kind,
-      attempt,
-      dueAt: dueIso,
-      idempotencyKey,
-    };
+    return result;
   });
 }
 
-/** Dial attempts already made on the record (its `attempts[]`, else retries + 1). */
-function dialed(record: CallRecord): number {
-  if (Array.isArray(record.attempts) && record.attempts.length > 0) return record.attempts.length;
-  return (typeof record.retries === 'number' ? record.retries : 0) + 1;
+/** The record fields of a scheduled dial (spec §2.5 "Scheduling and request echoes"). */
+export function scheduledPatch(kind: ScheduleKind, row: ScheduleResult, nowIso: string): CallPatch {
+  const again = kind !== 'initial' || row.idempotencyKey.split(':').length > 2;
+  return {
+    status: 'scheduled',
+    scheduledAt: row.dueAt,
+    ...(again ? { rescheduled: true, rescheduledAt: nowIso } : {}),
+    ...(kind !== 'initial' ? { scheduledReason: kind } : {}),
+  };
+}
+
+/** Inserts the pending row of the record's next dial (call inside a unit of work). */
+export function insertScheduleRow(
+  schedules: ScheduleRepository,
+  companyId: string,
+  req: Pick<ScheduleCallRequest, 'recordId' | 'dueAt' | 'kind' | 'round'>,
+  nowIso: string,
+): ScheduleResult {
+  const rows = schedules.forCall(req.recordId);
+  if (rows.some((r) => r.state === 'pending' || r.state === 'claimed')) {
+    throw new CallError('call_already_scheduled', 'This call is already scheduled.');
+  }
+  const sameRound = rows.filter((r) => r.attempt === req.round).length;
+  const idempotencyKey = `${req.recordId}:${req.round}${sameRound > 0 ? `:${sameRound + 1}` : ''}`;
+  const row = schedules.insert(
+    {
+      callRecordId: req.recordId,
+      companyId,
+      dueAt: req.dueAt,
+      kind: req.kind,
+      attempt: req.round,
+      idempotencyKey,
+    },
+    nowIso,
+  );
+  if (!row) {
+    throw new CallError('call_already_scheduled', `Round ${req.round} is already scheduled.`);
+  }
+  const dueIso = new Date(req.dueAt).toISOString();
+  return {
+    scheduleId: row.id,
+    recordId: req.recordId,
+    kind: req.kind,
+    round: req.round,
+    dueAt: dueIso,
+    idempotencyKey,
+  };
 }

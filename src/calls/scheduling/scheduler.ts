@@ -1,8 +1,9 @@
 // The durable scheduler (DESIGN "Reliability rules"): polls the schedules
 // table, claims due rows under a lease (one SQLite statement, so daemons
-// sharing the file never claim the same row), re-checks the protections,
-// marks the row `dispatched` BEFORE calling `dial`, and never hands a
-// dispatched row out again. Recovery after a crash:
+// sharing the file never claim the same row), marks the row `dispatched`
+// BEFORE calling `dial`, and never hands a dispatched row out again. The
+// protections are not judged here: the call session passes every number it
+// dials through the dial gate, at dial time. Recovery after a crash:
 // - a `claimed` row whose lease expired before `dispatched` is claimed again;
 // - a `dispatched` row left behind (older than the lease) whose record is
 //   still `scheduled`/`to_be_processed` was never dialed — the dialer writes
@@ -12,20 +13,11 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../../clock.js';
-import type { CallRecord, SqliteCallRepository } from '../../store/call-repository.js';
-import type { CompanySettings } from '../../store/entities.js';
-import type {
-  ScheduleKind,
-  ScheduleRow,
-  SqliteScheduleRepository,
-} from '../../store/schedule-repository.js';
-import type { CallHistory } from '../protections/call-history.js';
-import type { DestinationZones } from '../protections/destination-zones.js';
-import { recheckBeforeDial } from '../protections/evaluate-protections.js';
-import type { OptOutLookup } from '../protections/opt-out-check.js';
+import type { ScheduleKind, ScheduleRow } from '../../model/schedule.js';
+import type { CallRepository, ScheduleRepository } from '../ports/call-store.js';
+import { PRE_DIAL_STATUSES } from '../session/call-session.js';
 
-/** Record statuses in which no INVITE has been sent for the current attempt. */
-export const PRE_DIAL_STATUSES: readonly string[] = ['scheduled', 'to_be_processed'];
+export { PRE_DIAL_STATUSES };
 
 export interface DialAttempt {
   scheduleId: number;
@@ -36,10 +28,8 @@ export interface DialAttempt {
   idempotencyKey: string;
   /** ISO instant the row was due. */
   dueAt: string;
-  /** True when dialed more than `lateAfterMs` after it was due (re-checked first). */
+  /** True when dialed more than `lateAfterMs` after it was due. */
   late: boolean;
-  /** Zones the re-check applied the rules in. */
-  zones: string[];
 }
 
 /**
@@ -62,14 +52,9 @@ export interface SchedulerLog {
 }
 
 export interface SchedulerDeps {
-  schedules: SqliteScheduleRepository;
-  calls: Pick<SqliteCallRepository, 'getById' | 'update'>;
-  companies: { get(id: string): { settings: CompanySettings } | undefined };
-  history: CallHistory;
-  optOuts: OptOutLookup;
+  schedules: ScheduleRepository;
+  calls: Pick<CallRepository, 'getById'>;
   clock: Clock;
-  /** Usually `resolveDestinationZones`. */
-  zones: (e164: string) => Promise<DestinationZones>;
   dial: DialFn;
   timers?: TimerFns;
   log?: SchedulerLog;
@@ -134,7 +119,7 @@ export class Scheduler {
     if (this.running && !this.current) this.arm(0);
   }
 
-  /** One poll: recovery, claim, re-check, dial. Returns how many rows were dialed. */
+  /** One poll: recovery, claim, dial. Returns how many rows were dialed. */
   tick(): Promise<number> {
     if (this.current) return this.current;
     this.current = this.poll().finally(() => {
@@ -198,17 +183,6 @@ export class Scheduler {
       schedules.finish(row.id, 'done', `record already ${record.status}`, iso());
       return false;
     }
-    const settings = this.deps.companies.get(record.companyId)?.settings ?? {};
-    const destination = await this.deps.zones(record.phoneNumber);
-    const decision = recheckBeforeDial(record, settings, destination, this.deps);
-    if (decision.kind === 'refuse') {
-      this.cancel(row, record, decision.error.code, decision.error);
-      return false;
-    }
-    if (decision.kind === 'reschedule') {
-      this.reschedule(row, record, decision.at, decision.reason);
-      return false;
-    }
     const now = clock.now();
     if (!schedules.markDispatched(row.id, this.owner, now, iso())) {
       this.log.warn({ scheduleId: row.id }, 'schedule lease lost before dispatch');
@@ -222,7 +196,6 @@ export class Scheduler {
         idempotencyKey: row.idempotencyKey,
         dueAt: new Date(row.dueAt).toISOString(),
         late: now - row.dueAt > this.lateAfterMs,
-        zones: decision.zones,
       });
       schedules.finish(row.id, 'done', 'dialed', iso());
     } catch (err) {
@@ -230,44 +203,5 @@ export class Scheduler {
       this.log.error({ err, scheduleId: row.id, recordId: record.id }, 'dial failed');
     }
     return true;
-  }
-
-  private reschedule(row: ScheduleRow, record: CallRecord, at: number, reason: string): void {
-    const { schedules, calls, clock } = this.deps;
-    const iso = new Date(clock.now()).toISOString();
-    schedules.transaction(() => {
-      if (!schedules.release(row.id, this.owner, at, `rescheduled: ${reason}`, iso)) return;
-      calls.update(
-        record.id,
-        {
-          status: 'scheduled',
-          scheduledAt: new Date(at).toISOString(),
-          rescheduledAt: iso,
-          rescheduled: true,
-        },
-        iso,
-        { onlyFrom: PRE_DIAL_STATUSES, detail: `rescheduled:${reason}` },
-      );
-    });
-  }
-
-  private cancel(row: ScheduleRow, record: CallRecord, code: string, error: Error): void {
-    const { schedules, calls, clock } = this.deps;
-    const iso = new Date(clock.now()).toISOString();
-    schedules.transaction(() => {
-      schedules.finish(row.id, 'cancelled', code, iso);
-      calls.update(
-        record.id,
-        {
-          status: 'cancelled',
-          active: false,
-          endAt: iso,
-          cancelledReason: code,
-          cancelledDetail: error.message,
-        },
-        iso,
-        { onlyFrom: PRE_DIAL_STATUSES, detail: `protections:${code}` },
-      );
-    });
   }
 }

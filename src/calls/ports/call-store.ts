@@ -1,0 +1,95 @@
+// What the calls domain needs from storage: repositories and a unit of work.
+// `src/store/` satisfies these on SQLite; a later store (PostgreSQL) plugs in
+// here. No database types cross this line.
+import type {
+  CallEvent,
+  CallPatch,
+  CallQuery,
+  CallRecord,
+} from '../../model/call-record.js';
+import type { CallStatus } from '../../model/call-status.js';
+import type {
+  Agent,
+  Company,
+  OptOut,
+  OutboundRoute,
+  Plan,
+  SipTrunk,
+  VoipPhone,
+} from '../../model/entities.js';
+import type { NewSchedule, ScheduleRow } from '../../model/schedule.js';
+import type { CallHistory } from '../protections/call-history.js';
+
+/** Runs `fn` as one transaction: all of its writes commit together or none does. */
+export interface UnitOfWork {
+  run<T>(fn: () => T): T;
+}
+
+export interface UpdateOptions {
+  /** Update only while the stored status is one of these (a compare-and-set). */
+  onlyFrom?: readonly string[];
+  /** Logged with a status change. */
+  detail?: string;
+  /** Commit with an fsync even when the status does not change (a status change always is). */
+  durable?: boolean;
+}
+
+export interface CallRepository {
+  insert(record: CallRecord): CallRecord;
+  getById(id: string): CallRecord | undefined;
+  /** A company's call by record id or callId. */
+  get(companyId: string, idOrCallId: string): CallRecord | undefined;
+  /** Merges `patch`; undefined when the record is missing or not in `onlyFrom`. */
+  update(id: string, patch: CallPatch, at: string, opts?: UpdateOptions): CallRecord | undefined;
+  events(id: string): CallEvent[];
+  query(companyId: string, q: CallQuery): { items: CallRecord[]; total: number };
+  countByStatus(companyId: string, statuses: readonly CallStatus[]): number;
+  countLiveOnTrunk(trunkId: string, statuses: readonly CallStatus[]): number;
+  findByStatus(statuses: readonly CallStatus[]): CallRecord[];
+}
+
+export interface ScheduleRepository {
+  insert(s: NewSchedule, at: string): ScheduleRow | undefined;
+  forCall(callRecordId: string): ScheduleRow[];
+  openForCall(callRecordId: string): ScheduleRow[];
+  claimDue(owner: string, now: number, leaseMs: number, limit: number, at: string): ScheduleRow[];
+  markDispatched(id: number, owner: string, now: number, at: string): boolean;
+  finish(id: number, state: 'done' | 'cancelled', outcome: string, at: string): boolean;
+  release(id: number, owner: string, dueAt: number, outcome: string, at: string): boolean;
+  staleDispatched(before: string): ScheduleRow[];
+  rearm(id: number, dueAt: number, outcome: string, at: string): boolean;
+  cancelForCall(callRecordId: string, outcome: string, at: string): number;
+}
+
+export interface OptOutRepository {
+  get(companyId: string, phoneNumber: string): OptOut | undefined;
+  save(optOut: OptOut): OptOut;
+}
+
+export interface CompanyReader {
+  get(id: string): Company | undefined;
+  getPlan(companyId: string): Plan | undefined;
+  /** Takes a finished call's seconds and cost off the plan. */
+  charge(companyId: string, seconds: number, cost: number, at: string): void;
+}
+
+/** Company-owned documents the domain reads. */
+export interface DocumentReader<T> {
+  get(companyId: string, id: string): T | undefined;
+  getById(id: string): T | undefined;
+  list(companyId: string): T[];
+  listAll(): T[];
+}
+
+export interface CallStore {
+  unitOfWork: UnitOfWork;
+  calls: CallRepository;
+  schedules: ScheduleRepository;
+  optOuts: OptOutRepository;
+  callHistory: CallHistory;
+  companies: CompanyReader;
+  agents: DocumentReader<Agent>;
+  sipTrunks: DocumentReader<SipTrunk>;
+  voipPhones: DocumentReader<VoipPhone>;
+  outboundRoutes: DocumentReader<OutboundRoute>;
+}

@@ -1,0 +1,331 @@
+// One dial attempt of a call to one number: INVITE, ring timeout, answer
+// (SDP checked), the connected call and its end. Part of the call session:
+// it writes the record through the session's writer. Resolves with the
+// attempt's outcome; rejects when something inside it threw, so the session
+// can end the call cleanly (docs/decisions/dial-path.md).
+import type { Logger } from 'pino';
+import type { AttemptStatus, NetworkQuality, SipFailure } from '../../model/call-record.js';
+import type { ParticipantStatus } from '../../model/call-record.js';
+import type { MediaLeg } from '../ports/media-port.js';
+import type { DialRequest, LegFailure, SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
+import { mapSipFailure } from '../sip-failure-mapping.js';
+import type { Timers } from '../timers.js';
+import type { RecordWriter } from './record-writer.js';
+
+export interface AttemptOutcome {
+  status: AttemptStatus;
+  endCallReason: string;
+  /** Why, beyond the end reason (agent_unreachable, agent_disconnected, session_error). */
+  detail?: string;
+  sipFailure?: SipFailure;
+  startAt?: string;
+  endAt: string;
+  networkQuality?: NetworkQuality;
+  recordingFileId?: string;
+}
+
+export interface AttemptSettings {
+  ringTimeoutMs: number;
+  maxDurationMs: number;
+  /** Plan seconds left when answered (null: unlimited). */
+  planSecondsLeft: number | null;
+}
+
+/** What the attempt tells its session as the call moves on. */
+export interface AttemptHooks {
+  /** 200 OK with a usable answer: bridge the agent now. */
+  answered(media: MediaLeg, endCall: (reason: string) => void): void;
+  /** A DTMF digit from SIP INFO. */
+  dtmf(digit: string): void;
+  /** Any state change (the watchdog measures progress from these). */
+  progress(phase: 'ringing' | 'in_call'): void;
+}
+
+/** How often a live call's networkQuality is written to the record. */
+const STATS_WRITE_INTERVAL_MS = 30_000;
+
+const SDP_FAILURES = new Set([
+  'no_selected_codec',
+  'no_remote_rtp_address',
+  'no_remote_rtp_port',
+  'sdp_error',
+]);
+
+/** How the local end of an answered call is recorded. */
+const LOCAL_END_STATUS: Record<string, AttemptStatus> = {
+  no_rtp_stream: 'failed_during_call',
+  call_stuck: 'failed_during_call',
+  agent_disconnected: 'failed_during_call',
+};
+
+export class CallAttempt {
+  private leg: SignalingLeg | undefined;
+  private answeredAt: string | undefined;
+  /** A provisional response above 100 came (RFC 3261 §9.1: only then may we CANCEL). */
+  private provisional = false;
+  private ringTimedOut = false;
+  private localEnd: string | undefined;
+  private settled = false;
+  private readonly timers: unknown[] = [];
+  private resolve!: (o: AttemptOutcome) => void;
+  private reject!: (err: unknown) => void;
+  readonly outcome: Promise<AttemptOutcome>;
+
+  constructor(
+    private readonly writer: RecordWriter,
+    private readonly signaling: SignalingPort,
+    private readonly media: MediaLeg,
+    private readonly timerApi: Timers,
+    private readonly log: Logger,
+    private readonly participant: number,
+    private readonly attemptIndex: number,
+    private readonly settings: AttemptSettings,
+    private readonly hooks: AttemptHooks,
+  ) {
+    this.outcome = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  get answered(): boolean {
+    return this.answeredAt !== undefined;
+  }
+
+  /** A dialog (or an INVITE transaction) exists that the far end knows of. */
+  get hasLeg(): boolean {
+    return this.leg !== undefined;
+  }
+
+  /**
+   * Sends the INVITE. `inviteSentAt` is committed (with an fsync) right
+   * before the request goes to the SIP stack: after a crash, an attempt
+   * without it provably never rang (dial-path.md).
+   */
+  start(request: Omit<DialRequest, 'answerOffer'>): void {
+    this.writer.write(
+      this.writer.attemptPatch(this.attemptIndex, { inviteSentAt: this.writer.now() }),
+      'invite',
+      undefined,
+      true,
+    );
+    const leg = this.signaling.invite({
+      ...request,
+      answerOffer: (offer) => this.media.answerOffer(offer.sdp),
+    });
+    this.leg = leg;
+    this.writer.write({
+      ...this.writer.participantPatch(this.participant, { callId: leg.callId }),
+      ...this.writer.attemptPatch(this.attemptIndex, { sipCallId: leg.callId }),
+    });
+    this.log.info({ sipCallId: leg.callId }, 'INVITE sent');
+
+    this.after(this.settings.ringTimeoutMs, () => this.onRingTimeout());
+    leg.on('provisional', (e) => this.guard(() => this.onProvisional(e.status)));
+    leg.on('answered', (e) => this.guard(() => this.onAnswered(e.sdp)));
+    leg.on('dtmf', (e) => this.guard(() => this.hooks.dtmf(e.digit)));
+    leg.on('failed', (e) => this.guard(() => this.onFailed(e)));
+    leg.on('ended', (e) =>
+      this.guard(() =>
+        this.settleConnected(
+          e.by === 'remote' ? 'caller_hungup' : (this.localEnd ?? 'user_hungup'),
+        ),
+      ),
+    );
+  }
+
+  /**
+   * Ends the attempt from our side: BYE after the answer, CANCEL before it
+   * (held by the SIP stack until a provisional response, RFC 3261 §9.1).
+   * The outcome is settled as soon as the request is sent; its transaction
+   * finishes in the background (dial-path.md "Drain").
+   */
+  end(reason: string): void {
+    if (this.settled || this.localEnd) return;
+    this.localEnd = reason;
+    const leg = this.leg;
+    if (!leg) {
+      this.settle({ status: 'cancelled', endCallReason: reason, endAt: this.writer.now() });
+      return;
+    }
+    if (this.answered) {
+      leg.bye().catch((err: unknown) => this.log.warn({ err }, 'BYE failed'));
+      this.settleConnected(reason);
+      return;
+    }
+    leg.cancel();
+    const status = reason === 'call_stuck' ? 'failed' : 'cancelled';
+    this.settle({ status, endCallReason: reason, endAt: this.writer.now() });
+  }
+
+  /** Something threw: end the leg however we can and reject the outcome. */
+  abort(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.clearTimers();
+    try {
+      if (this.leg && this.answered) {
+        this.leg.bye({ q850: 41, text: 'session_error' }).catch(() => undefined);
+      } else this.leg?.cancel();
+    } catch (e) {
+      this.log.warn({ err: e }, 'leg not ended after a session error');
+    }
+    this.reject(err);
+  }
+
+  private onRingTimeout(): void {
+    if (this.answered || this.settled) return;
+    this.ringTimedOut = true;
+    this.leg?.cancel();
+    if (this.provisional) {
+      this.log.info('ring timeout: cancelling');
+      return; // the 487 to our CANCEL settles it as missed
+    }
+    // Nothing but 100 Trying: the phone never rang. No CANCEL may be sent
+    // yet (§9.1); the stack holds it and lets the transaction time out.
+    this.log.info('ring timeout without a provisional response: failed to connect');
+    this.settle({ status: 'failed', endCallReason: 'failed_to_connect', endAt: this.writer.now() });
+  }
+
+  private onProvisional(status: number): void {
+    if (this.answered || this.settled || status === 100) return;
+    this.provisional = true;
+    const next = status === 183 ? 'session_progress' : 'ringing';
+    const ringing = this.writer.participantPatch(this.participant, { status: 'ringing' });
+    if (this.writer.current.status !== next) this.writer.status(next, ringing);
+    else this.writer.write(ringing);
+    this.hooks.progress('ringing');
+  }
+
+  private onAnswered(sdp: string): void {
+    if (this.settled) return;
+    const now = this.writer.now();
+    let negotiated;
+    try {
+      negotiated = this.media.applyAnswer(sdp);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      const endCallReason = code && SDP_FAILURES.has(code) ? code : 'sdp_error';
+      this.log.warn({ endCallReason }, 'answer SDP unusable: hanging up');
+      this.answeredAt = now;
+      this.localEnd = endCallReason;
+      void this.leg?.bye({ q850: 65, text: endCallReason }).catch(() => undefined);
+      return this.settle({ status: 'failed', endCallReason, endAt: now });
+    }
+    this.answeredAt = now;
+    this.writer.status('in_call', {
+      startAt: now,
+      rtpPort: this.media.localPort,
+      rtpIp: this.media.localAddress,
+      hertz: 8000,
+      ...this.writer.attemptPatch(this.attemptIndex, { answeredAt: now }),
+      ...this.writer.participantPatch(this.participant, {
+        status: 'joined',
+        joinedAt: now,
+        codec: negotiated.codec,
+        hertz: 8000,
+        remoteAddress: negotiated.remoteAddress,
+        remotePort: negotiated.remotePort,
+      }),
+    });
+    this.log.info({ codec: negotiated.codec }, 'call answered');
+    this.hooks.progress('in_call');
+
+    this.after(this.settings.maxDurationMs, () => this.end('call_maximum_time_reached'));
+    const planLeft = this.settings.planSecondsLeft;
+    if (planLeft !== null && planLeft * 1000 < this.settings.maxDurationMs) {
+      this.after(planLeft * 1000, () => this.end('no_seconds_available_in_plan'));
+    }
+    this.media.on('inactive', () => this.guard(() => this.end('no_rtp_stream')));
+    this.hooks.answered(this.media, (reason) => this.guard(() => this.end(reason)));
+    // Refreshed while the call runs (a write without an fsync, but still a row
+    // rewrite): at most every STATS_WRITE_INTERVAL_MS; the final figures at the end.
+    let lastStatsWrite = Date.parse(now);
+    this.media.on('stats', (q) =>
+      this.guard(() => {
+        const at = Date.parse(this.writer.now());
+        if (at - lastStatsWrite < STATS_WRITE_INTERVAL_MS) return;
+        lastStatsWrite = at;
+        this.writer.write({ networkQuality: q });
+      }),
+    );
+  }
+
+  private onFailed(f: LegFailure): void {
+    if (this.answered) return this.settleConnected(this.localEnd ?? 'caller_hungup');
+    if (this.settled) return;
+    // DESIGN: no answer beyond 100 Trying when a timer fires → failed_to_connect.
+    const silent = !this.provisional && this.ringTimedOut && f.cause !== 'timeout';
+    const mapped = silent
+      ? { status: 'failed' as const, endCallReason: 'failed_to_connect' }
+      : mapSipFailure(f, this.ringTimedOut);
+    const ours = mapped.status === 'cancelled';
+    const endCallReason = ours ? (this.localEnd ?? mapped.endCallReason) : mapped.endCallReason;
+    const status = ours && this.localEnd === 'call_stuck' ? 'failed' : mapped.status;
+    this.log.info(
+      { sipStatus: f.status, q850: f.q850, cause: f.cause, endCallReason },
+      'call not connected',
+    );
+    this.settle({ ...mapped, status, endCallReason, endAt: this.writer.now() });
+  }
+
+  private settleConnected(reason: string): void {
+    if (!this.answered) return;
+    // The agent's socket closing mid-call: the agent side ended it, abnormally.
+    const agentGone = reason === 'agent_disconnected';
+    this.settle({
+      status: LOCAL_END_STATUS[reason] ?? 'answered',
+      endCallReason: agentGone ? 'user_hungup' : reason,
+      ...(agentGone ? { detail: reason } : {}),
+      startAt: this.answeredAt,
+      endAt: this.writer.now(),
+    });
+  }
+
+  private settle(outcome: AttemptOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.clearTimers();
+    this.writer.updateParticipant(this.participant, {
+      status: participantStatus(outcome),
+      ...(this.answered ? { leftAt: outcome.endAt } : {}),
+    });
+    this.resolve(outcome);
+  }
+
+  /** Runs an event handler; a throw ends the attempt instead of escaping into the SIP or media layer. */
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.abort(err);
+    }
+  }
+
+  private after(ms: number, fn: () => void): void {
+    this.timers.push(this.timerApi.setTimeout(() => this.guard(fn), ms));
+  }
+
+  private clearTimers(): void {
+    for (const t of this.timers) this.timerApi.clearTimeout(t);
+    this.timers.length = 0;
+  }
+}
+
+function participantStatus(o: AttemptOutcome): ParticipantStatus {
+  if (o.startAt) return 'left';
+  switch (o.status) {
+    case 'busy':
+      return 'rejected';
+    case 'missed':
+      return 'no_answer';
+    case 'cancelled':
+      return 'cancelled';
+    default:
+      return o.sipFailure?.kind === 'phone_unreachable' ||
+        o.endCallReason === 'no_voip_connection' ||
+        o.endCallReason === 'failed_to_connect'
+        ? 'unreachable'
+        : 'failed';
+  }
+}

@@ -1,0 +1,509 @@
+// One dial round of a call, from claim to the round's end: every number of
+// the round (the primary, then the alternates after a failed attempt, or the
+// number a callback is for) passes the dial gate, is dialed or skipped, and
+// the round ends final or with the next round scheduled. The session is the
+// only writer of its record (docs/decisions/dial-path.md); it owns the
+// deadlines, and ends its record and releases its media on every path,
+// exceptions included.
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import type {
+  CallRecord,
+  DialedAttempt,
+  EndedBy,
+  SkippedAttempt,
+} from '../../model/call-record.js';
+import { OPEN_STATUSES, type CallStatus } from '../../model/call-status.js';
+import type { Agent, SipTrunk } from '../../model/entities.js';
+import { buildDialRequest } from '../invite-request.js';
+import type { AgentLink, AgentLinkFactory } from '../ports/agent-link.js';
+import type { CallStore } from '../ports/call-store.js';
+import type { MediaLeg, MediaPort } from '../ports/media-port.js';
+import type { SignalingPort } from '../ports/signaling-port.js';
+import { checkDial, type DialPurpose } from '../protections/dial-gate.js';
+import type { DestinationZones } from '../protections/destination-zones.js';
+import { applyTimeAndDayRules } from '../protections/evaluate-protections.js';
+import type { RetryPolicy } from '../scheduling/retry-policy.js';
+import { insertScheduleRow, scheduledPatch } from '../scheduling/schedule-call.js';
+import type { Timers } from '../timers.js';
+import type { TrunkHealth } from '../trunk-resolution.js';
+import { AgentSide } from './agent-side.js';
+import { CallAttempt, type AttemptOutcome } from './call-attempt.js';
+import { dialTimeLimit } from './dial-time-limit.js';
+import { RecordWriter } from './record-writer.js';
+import { callDuration, closeRound } from './round-closing.js';
+import { round6 } from './agent-reports.js';
+import { SessionClock, type SessionPhase } from './session-clock.js';
+
+export interface CallSessionDeps {
+  store: CallStore;
+  clock: Clock;
+  timers: Timers;
+  signaling: SignalingPort;
+  media: MediaPort;
+  log: Logger;
+  settings: {
+    defaultRingTimeoutSeconds: number;
+    defaultMaxDurationSeconds: number;
+    stuckAfterSeconds: number;
+  };
+  /** Zones and country of a number (the gate judges each number in its own). */
+  zones: (e164: string) => Promise<DestinationZones>;
+  /** Plans retries and callbacks when a round ends. */
+  retries?: RetryPolicy;
+  /** Trunks the OPTIONS monitor sees as offline are not dialed (voip_phone_offline). */
+  trunkHealth?: TrunkHealth;
+  /** Told when the next round was scheduled (the scheduler polls at once). */
+  onScheduled?: () => void;
+  /** Bridges answered calls to their AI agent (none: the call runs without one). */
+  agents?: AgentLinkFactory;
+}
+
+/** Statuses in which no INVITE has been sent for the current round. */
+export const PRE_DIAL_STATUSES: readonly CallStatus[] = ['scheduled', 'to_be_processed'];
+
+/** Outcomes after which the round's next number is tried. */
+const TRY_NEXT = new Set(['busy', 'missed', 'failed']);
+
+const MEDIA_CLOSE_TIMEOUT_MS = 2000;
+
+type Pick =
+  | { kind: 'dial'; index: number }
+  | { kind: 'skip'; attempt: SkippedAttempt }
+  | { kind: 'lost' };
+
+export class CallSession {
+  private readonly writer: RecordWriter;
+  private readonly log: Logger;
+  private readonly agentSide: AgentSide;
+  readonly clock: SessionClock;
+  private attempt: CallAttempt | undefined;
+  private media: MediaLeg | undefined;
+  private claimed = false;
+  private stopCause: EndedBy | undefined;
+  private forced = false;
+  readonly done: Promise<CallRecord>;
+  private resolveDone!: (r: CallRecord) => void;
+
+  constructor(
+    record: CallRecord,
+    private readonly deps: CallSessionDeps,
+    /** The scheduler's key for this dial (kept on the attempt). */
+    private readonly idempotencyKey?: string,
+  ) {
+    this.writer = new RecordWriter(deps.store.calls, deps.clock, record);
+    this.log = deps.log.child({ callId: record.callId });
+    this.agentSide = new AgentSide(this.writer, deps.store.optOuts, deps.clock, this.log);
+    this.clock = new SessionClock(deps.clock, deps.settings.stuckAfterSeconds * 1000);
+    this.done = new Promise((r) => (this.resolveDone = r));
+  }
+
+  get recordId(): string {
+    return this.writer.current.id;
+  }
+
+  get phase(): SessionPhase {
+    return this.clock.phase;
+  }
+
+  /** Ends the call from our side: the hangup API, shutdown or the watchdog. */
+  stop(cause: 'api' | 'shutdown' | 'watchdog'): void {
+    this.stopCause ??= cause;
+    this.attempt?.end(cause === 'watchdog' ? 'call_stuck' : 'user_hungup');
+  }
+
+  /**
+   * The record final now, whatever the session is waiting for (drain past
+   * its grace, a watchdog's second strike). The session's later writes find
+   * a final record and change nothing.
+   */
+  forceFinish(cause: 'shutdown' | 'watchdog'): void {
+    if (this.forced) return;
+    this.forced = true;
+    this.stopCause ??= cause;
+    const r = this.writer.current;
+    const answered = r.status === 'in_call' || r.status === 'transferring';
+    const now = this.writer.now();
+    const [status, reason]: [CallStatus, string] =
+      cause === 'shutdown'
+        ? [answered ? 'answered' : 'cancelled', 'user_hungup']
+        : [answered ? 'failed_during_call' : 'failed', 'call_stuck'];
+    this.writer.status(status, { endCallReason: reason, endAt: now, active: false, endedBy: cause });
+    this.attempt?.end(reason);
+  }
+
+  async run(): Promise<CallRecord> {
+    try {
+      return await this.runRound();
+    } catch (err) {
+      this.log.error({ err }, 'call session failed: ending the call');
+      return this.failSafe(err);
+    } finally {
+      await this.release();
+      this.resolveDone(this.writer.current);
+    }
+  }
+
+  private async runRound(): Promise<CallRecord> {
+    const record = this.writer.current;
+    if (!PRE_DIAL_STATUSES.includes(record.status)) {
+      this.log.warn({ status: record.status }, 'call not dialed: no longer waiting to be dialed');
+      return record;
+    }
+    const { store } = this.deps;
+    const trunk = record.sipTrunkId ? store.sipTrunks.getById(record.sipTrunkId) : undefined;
+    const agent = record.agentId ? store.agents.getById(record.agentId) : undefined;
+    if (!trunk) return this.endUndialed('failed', 'voip_phone_not_exist');
+    if (record.agentId && !agent) return this.endUndialed('failed', 'agent_not_found');
+
+    const round = record.dialRound ?? record.retries + 1;
+    const purpose: DialPurpose =
+      record.scheduledReason === 'customer_callback' && record.callbackNumber
+        ? 'customer_callback'
+        : 'dial';
+    const numbers = this.numbersOfRound(round, purpose);
+    const zones = new Map<string, DestinationZones>();
+    for (const n of numbers) zones.set(n, await this.deps.zones(n));
+
+    const skipped: SkippedAttempt[] = [];
+    let outcome: AttemptOutcome | undefined;
+    for (const number of numbers) {
+      if (this.stopCause) break;
+      const pick = this.pick(number, round, zones.get(number)!, purpose);
+      if (pick.kind === 'lost') return this.writer.current;
+      if (pick.kind === 'skip') {
+        skipped.push(pick.attempt);
+        this.log.info({ skipReason: pick.attempt.skipReason }, 'number skipped by the dial gate');
+        continue;
+      }
+      if (agent && !(await this.agentSide.connected(agent, this.deps.agents))) {
+        this.writer.updateAttempt(pick.index, {
+          status: 'failed',
+          endCallReason: 'agent_not_found',
+          endedAt: this.writer.now(),
+        });
+        return this.finish({
+          status: 'failed',
+          endCallReason: 'agent_not_found',
+          detail: 'agent_unreachable',
+          endAt: this.writer.now(),
+        });
+      }
+      outcome = await this.dial(trunk, agent, number, pick.index);
+      if (!TRY_NEXT.has(outcome.status) || outcome.endCallReason.endsWith('_in_plan')) break;
+    }
+    if (outcome) return this.finish(outcome);
+    if (this.stopCause) return this.endUndialed('cancelled', 'user_hungup');
+    return this.deferRound(round, skipped);
+  }
+
+  /** The round's numbers not yet dialed (a round resumed after a crash skips those whose INVITE left). */
+  private numbersOfRound(round: number, purpose: DialPurpose): string[] {
+    const r = this.writer.current;
+    const all =
+      purpose === 'customer_callback' && r.callbackNumber
+        ? [r.callbackNumber]
+        : [r.phoneNumber, ...r.additionalPhoneNumbers];
+    const sent = new Set(
+      (r.attempts ?? [])
+        .filter((a): a is DialedAttempt => a.status !== 'skipped' && a.round === round)
+        .filter((a) => a.inviteSentAt !== undefined)
+        .map((a) => a.number),
+    );
+    return [...new Set(all)].filter((n) => !sent.has(n));
+  }
+
+  /**
+   * The gate's verdict and the write that acts on it, in one unit of work:
+   * a skipped number is appended to the attempts; a number to dial gets its
+   * attempt and the record moves to `trying` (the first time by a
+   * compare-and-set from its pre-dial status: at most one session dials it).
+   */
+  private pick(number: string, round: number, destination: DestinationZones, purpose: DialPurpose): Pick {
+    const { store, clock } = this.deps;
+    return store.unitOfWork.run((): Pick => {
+      const record = this.writer.current;
+      const settings = store.companies.get(record.companyId)?.settings ?? {};
+      const verdict = checkDial(
+        { record, number, destination, settings, purpose },
+        { history: store.callHistory, optOuts: store.optOuts, clock },
+      );
+      const from = this.claimed ? OPEN_STATUSES : PRE_DIAL_STATUSES;
+      const now = this.writer.now();
+      if (verdict.kind === 'skip') {
+        const attempt: SkippedAttempt = {
+          number,
+          round,
+          status: 'skipped',
+          skipReason: verdict.reason,
+          at: now,
+          ...(verdict.nextAllowedAt !== undefined
+            ? { nextAllowedAt: new Date(verdict.nextAllowedAt).toISOString() }
+            : {}),
+        };
+        const { attempts } = this.writer.attemptAppend(attempt);
+        return this.writer.write({ attempts }, undefined, from)
+          ? { kind: 'skip', attempt }
+          : { kind: 'lost' };
+      }
+      const { attempts, index } = this.writer.attemptAppend({
+        number,
+        round,
+        startedAt: now,
+        ...(this.idempotencyKey ? { idempotencyKey: this.idempotencyKey } : {}),
+      });
+      if (!this.writer.status('trying', { attempts }, 'dial', from)) return { kind: 'lost' };
+      this.claimed = true;
+      this.clock.enter('starting');
+      return { kind: 'dial', index };
+    });
+  }
+
+  private async dial(
+    trunk: SipTrunk,
+    agent: Agent | undefined,
+    number: string,
+    index: number,
+  ): Promise<AttemptOutcome> {
+    const now = this.writer.now();
+    const notDialed = (endCallReason: string): AttemptOutcome => {
+      this.writer.updateAttempt(index, { status: 'failed', endCallReason, endedAt: now });
+      return { status: 'failed', endCallReason, endAt: now };
+    };
+    const limit = dialTimeLimit(this.deps.store, this.writer.current);
+    if (limit) return notDialed(limit);
+    if (this.deps.trunkHealth?.isOffline(trunk.id)) return notDialed('voip_phone_offline');
+    let media: MediaLeg;
+    try {
+      media = await this.deps.media.createSession({ record: agent?.outgoing.recordingEnabled ?? false });
+    } catch (err) {
+      this.log.error({ err }, 'no RTP session for the call');
+      return notDialed('no_channels');
+    }
+    this.media = media;
+    const participant = this.writer.addParticipant({
+      type: 'trunk',
+      role: 'Contact',
+      deviceKind: 'trunk',
+      status: 'invited',
+      invitedAt: now,
+      phoneNumber: number,
+      rtpPort: media.localPort,
+      initiator: false,
+    });
+    const ringTimeoutMs =
+      1000 * (agent?.outgoing.ringTimeoutSeconds ?? this.deps.settings.defaultRingTimeoutSeconds);
+    const maxDurationMs =
+      1000 * (agent?.outgoing.maxDurationSeconds ?? this.deps.settings.defaultMaxDurationSeconds);
+    const attempt = new CallAttempt(
+      this.writer,
+      this.deps.signaling,
+      media,
+      this.deps.timers,
+      this.log,
+      participant,
+      index,
+      {
+        ringTimeoutMs,
+        maxDurationMs,
+        planSecondsLeft:
+          this.deps.store.companies.getPlan(this.writer.current.companyId)?.secondsRemaining ?? null,
+      },
+      {
+        answered: (leg, endCall) => this.agentSide.bridge(leg, endCall),
+        dtmf: (digit) => this.agentSide.link?.dtmf(digit),
+        progress: (phase) => this.clock.enter(phase, phase === 'in_call' ? maxDurationMs : ringTimeoutMs),
+      },
+    );
+    this.attempt = attempt;
+    if (this.stopCause) attempt.end('user_hungup');
+    else {
+      const request = buildDialRequest(trunk, number, this.writer.current.callerId, media.createOffer());
+      this.clock.enter('dialing', ringTimeoutMs);
+      attempt.start(request);
+    }
+    const outcome = await attempt.outcome;
+    this.attempt = undefined;
+    this.clock.enter('finishing');
+    const closed = await this.closeMedia();
+    this.writer.updateAttempt(index, {
+      endedAt: outcome.endAt,
+      status: outcome.status,
+      endCallReason: outcome.endCallReason,
+      ...(outcome.sipFailure ? { sipFailure: outcome.sipFailure } : {}),
+    });
+    return {
+      ...outcome,
+      ...(closed ? { networkQuality: closed.networkQuality } : {}),
+      ...(closed?.recording ? { recordingFileId: closed.recording.fileId } : {}),
+    };
+  }
+
+  /** Ends the round: final status, or the next round scheduled (retry policy). */
+  private async finish(ended: AttemptOutcome): Promise<CallRecord> {
+    // The agent hears `stop` and may still report its result before it closes.
+    await this.agentSide.stop();
+    const verdict = ended.startAt ? this.agentSide.voicemailVerdict : undefined;
+    const outcome: AttemptOutcome = verdict ? { ...ended, status: 'voice_mail', endCallReason: verdict } : ended;
+    const rec = this.writer.current;
+    const duration = callDuration(outcome);
+    const trunk = rec.sipTrunkId ? this.deps.store.sipTrunks.getById(rec.sipTrunkId) : undefined;
+    const cost = round6(((trunk?.ratePerMinute ?? 0) * duration) / 60);
+    this.agentSide.left(outcome, duration);
+    const reached = [...(rec.attempts ?? [])].reverse().find((a) => 'answeredAt' in a && a.answeredAt)?.number;
+    const next =
+      this.stopCause || this.forced || !this.deps.retries
+        ? null
+        : this.deps.retries.decide(this.writer.current, { ...outcome, ...(reached ? { reachedNumber: reached } : {}) });
+    const closing = closeRound(this.writer.current, {
+      outcome,
+      next,
+      ...(next ? { nextDueAt: this.intoCallingRules(next.numbers?.[0] ?? rec.phoneNumber, next.dueAt) } : {}),
+      duration,
+      totalCost: round6(rec.totalCost + cost),
+      ...(this.stopCause ? { endedBy: this.stopCause } : {}),
+    });
+    const { store } = this.deps;
+    // The charge and the round's end in one transaction: one fsync, and a
+    // crash cannot leave a charged call unfinished or a finished one uncharged.
+    store.unitOfWork.run(() => {
+      if (duration > 0 || cost > 0) store.companies.charge(rec.companyId, duration, cost, outcome.endAt);
+      if (closing.kind === 'final') {
+        this.writer.status(closing.status, closing.patch);
+        return;
+      }
+      const row = insertScheduleRow(
+        store.schedules,
+        rec.companyId,
+        { recordId: rec.id, dueAt: closing.dueAt, kind: closing.scheduleKind, round: closing.round },
+        this.writer.now(),
+      );
+      this.writer.write({ ...closing.patch, ...scheduledPatch(closing.scheduleKind, row, this.writer.now()) }, `scheduled:${closing.scheduleKind}`);
+    });
+    if (closing.kind === 'next_round') {
+      this.log.info({ lastStatus: outcome.status, kind: closing.scheduleKind }, 'next round scheduled');
+      this.deps.onScheduled?.();
+    } else {
+      this.log.info({ status: outcome.status, endCallReason: outcome.endCallReason, duration }, 'call finished');
+    }
+    return this.writer.current;
+  }
+
+  /**
+   * Nothing of the round was dialed: every number was refused by the gate.
+   * The round waits for the earliest instant at which one may be dialed; when
+   * none ever may (permanent opt-outs), the call is cancelled.
+   */
+  private deferRound(round: number, skipped: SkippedAttempt[]): CallRecord {
+    const times = skipped.flatMap((s) => (s.nextAllowedAt ? [Date.parse(s.nextAllowedAt)] : []));
+    const first = skipped[0];
+    if (times.length === 0 || !first) {
+      const reason = first?.skipReason ?? 'callee_opted_out';
+      this.writer.status(
+        'cancelled',
+        { active: false, endAt: this.writer.now(), cancelledReason: reason },
+        `protections:${reason}`,
+        this.claimed ? OPEN_STATUSES : PRE_DIAL_STATUSES,
+      );
+      return this.writer.current;
+    }
+    const dueAt = Math.min(...times);
+    const rec = this.writer.current;
+    const kind = rec.scheduledReason ?? 'initial';
+    this.deps.store.unitOfWork.run(() => {
+      const row = insertScheduleRow(this.deps.store.schedules, rec.companyId, { recordId: rec.id, dueAt, kind, round }, this.writer.now());
+      this.writer.write(
+        { ...scheduledPatch(kind, row, this.writer.now()), scheduleCause: first.skipReason },
+        `rescheduled:${first.skipReason}`,
+        this.claimed ? OPEN_STATUSES : PRE_DIAL_STATUSES,
+      );
+    });
+    this.log.info({ skipReason: first.skipReason }, 'round deferred by the dial gate');
+    this.deps.onScheduled?.();
+    return this.writer.current;
+  }
+
+  /** `at` moved to the next instant the number's calling rules allow. */
+  private intoCallingRules(number: string, at: number): number {
+    const r = this.writer.current;
+    const zones = r.destinationTimeZones;
+    if (number !== r.phoneNumber || !zones || zones.length === 0) return at;
+    try {
+      const d = applyTimeAndDayRules(
+        {
+          settings: this.deps.store.companies.get(r.companyId)?.settings ?? {},
+          destination: { country: r.destinationCountry ?? null, zones },
+          overrideTimeRestriction: r.overrideTimeRestriction,
+          overrideDayRestriction: r.overrideDayRestriction,
+        },
+        at,
+        at,
+      );
+      return Date.parse(d.at);
+    } catch {
+      return at; // the gate decides when the round is due
+    }
+  }
+
+  /** A call that ends before any INVITE of this session (no trunk, no agent, hung up). */
+  private endUndialed(status: CallStatus, endCallReason: string): CallRecord {
+    this.writer.status(
+      status,
+      {
+        endCallReason,
+        endAt: this.writer.now(),
+        active: false,
+        ...(this.stopCause ? { endedBy: this.stopCause } : {}),
+      },
+      undefined,
+      this.claimed ? OPEN_STATUSES : PRE_DIAL_STATUSES,
+    );
+    return this.writer.current;
+  }
+
+  /** An exception ended the session: the record final at once, the leg ended (docs/decisions/dial-path.md). */
+  private failSafe(err: unknown): CallRecord {
+    this.attempt?.abort(err);
+    const answered = this.writer.current.status === 'in_call';
+    try {
+      this.writer.status(answered ? 'failed_during_call' : 'failed', {
+        endCallReason: answered ? 'voip_phone_service_failed' : 'failed_to_connect',
+        endDetail: 'session_error',
+        endAt: this.writer.now(),
+        active: false,
+      }, 'session_error');
+    } catch (writeErr) {
+      this.log.error({ err: writeErr }, 'record not finished after a session error');
+    }
+    return this.writer.current;
+  }
+
+  /** Media and agent let go on every path (bounded). */
+  private async release(): Promise<void> {
+    await this.closeMedia();
+    await this.agentSide.stop();
+  }
+
+  /** Closes the media session; a media fault never keeps the record from finishing. */
+  private async closeMedia(): Promise<Awaited<ReturnType<MediaLeg['close']>> | undefined> {
+    const media = this.media;
+    if (!media) return undefined;
+    this.media = undefined;
+    let timer: unknown;
+    const timeout = new Promise<undefined>(
+      (resolve) => (timer = this.deps.timers.setTimeout(() => resolve(undefined), MEDIA_CLOSE_TIMEOUT_MS)),
+    );
+    try {
+      const closed = await Promise.race([media.close(), timeout]);
+      if (!closed) this.log.error('media session did not close in time');
+      return closed;
+    } catch (err) {
+      this.log.error({ err }, 'media session failed to close');
+      return undefined;
+    } finally {
+      this.deps.timers.clearTimeout(timer);
+    }
+  }
+}
+
+export type { AgentLink };

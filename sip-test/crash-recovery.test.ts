@@ -46,6 +46,7 @@ const FINAL = new Set([
 
 const BUSY: Behaviour = { kind: 'reject', status: 486, reason: 'Busy Here' };
 const BRIEF: Behaviour = { kind: 'answer', byeAfterMs: 1000 };
+const RING: Behaviour = { kind: 'ring' };
 
 type Role =
   | 'in_call'
@@ -125,7 +126,8 @@ function recordsFor(dbPath: string, numbers: string[]): Map<string, Row[]> {
 /** Attempts whose INVITE left (inviteSentAt when the record has it, else every attempt not skipped). */
 function dialedAttempts(data: Record<string, unknown>): number {
   const attempts = (data.attempts as Array<Record<string, unknown>> | undefined) ?? [];
-  if (attempts.some((a) => 'inviteSentAt' in a)) return attempts.filter((a) => a.inviteSentAt).length;
+  if (attempts.some((a) => 'inviteSentAt' in a))
+    return attempts.filter((a) => a.inviteSentAt).length;
   return attempts.filter((a) => a.status !== 'skipped').length;
 }
 
@@ -147,7 +149,7 @@ async function crashCycle(cycle: number, trunk: string, slowAgentId: string): Pr
   await Promise.all(inCall.map((p) => g.waitFor(p.callId!, 'in_call', 15_000)));
   // Ringing (180, never answered) and INVITE unanswered (silent far end): kill
   // well inside the 5 s ring timeout.
-  const ringing = await Promise.all([1, 2, 3].map(() => place('ringing', { kind: 'ring' })));
+  const ringing = await Promise.all([1, 2, 3].map(() => place('ringing', RING)));
   const silent = await Promise.all(
     [1, 2].map(() => place('invite_unanswered', { kind: 'silent' })),
   );
@@ -161,7 +163,7 @@ async function crashCycle(cycle: number, trunk: string, slowAgentId: string): Pr
   const base = Date.now();
   await Promise.all(
     [2500, 5000, 7000].map((offset, i) =>
-      place('scheduled', [BRIEF, BUSY, { kind: 'ring' }][i]!, {
+      place('scheduled', [BRIEF, BUSY, RING][i]!, {
         scheduledAt: new Date(base + offset).toISOString(),
       }),
     ),
@@ -169,7 +171,7 @@ async function crashCycle(cycle: number, trunk: string, slowAgentId: string): Pr
   // Accepted right before the kill, dials not awaited: on the quick agent the
   // INVITE may or may not have left; behind the slow agent it has not.
   await Promise.all([
-    ...[BRIEF, BUSY, { kind: 'ring' } as Behaviour, BRIEF].map((b) => place('just_accepted', b)),
+    ...[BRIEF, BUSY, RING, BRIEF].map((b) => place('just_accepted', b)),
     ...[BRIEF, BUSY, BRIEF].map((b) =>
       place('just_accepted_slow_agent', b, { agentId: slowAgentId }),
     ),
@@ -239,7 +241,11 @@ async function crashCycle(cycle: number, trunk: string, slowAgentId: string): Pr
   // Every acknowledged call has exactly one record; an unacknowledged one at most one.
   for (const p of placed) {
     const rows = records.get(p.number) ?? [];
-    if (p.callId) expect(rows.map((r) => r.call_id), `${label}: ${p.role} ${p.number}`).toEqual([p.callId]);
+    if (p.callId)
+      expect(
+        rows.map((r) => r.call_id),
+        `${label}: ${p.role} ${p.number}`,
+      ).toEqual([p.callId]);
     else expect(rows.length, `${label}: ${p.role} ${p.number}`).toBeLessThanOrEqual(1);
   }
 

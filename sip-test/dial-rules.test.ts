@@ -15,11 +15,12 @@ let gw: Gateway;
 let far: SipResponder;
 let trunk: string;
 let n = 0;
+let agents = 0;
 // New York numbers of this file (+1 212 555 01xx), one per use.
 const number = () => `+1212555${String(110 + n++).padStart(4, '0')}`;
 
 beforeAll(async () => {
-  gw = await startGateway();
+  gw = await startGateway({ GATEWAY_RATE_LIMIT_MAX: '100000' });
   // Every INVITE is answered 486 Busy Here (Q.850 17): the primary is busy,
   // so the session goes on to the alternate.
   far = await SipResponder.start({
@@ -51,7 +52,7 @@ async function initiate(body: Record<string, unknown>): Promise<any> {
 
 async function newAgent(): Promise<string> {
   const res = await gw.api('POST', '/api/v1/agents', {
-    name: `agent-${n++}`,
+    name: `agent-${agents++}`,
     websocketUrl: gw.agentServer.url,
   });
   expect(res.status).toBe(201);

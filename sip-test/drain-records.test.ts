@@ -78,7 +78,10 @@ describe('drain on SIGTERM (issue 21)', () => {
         endAtSet: typeof data.endAt === 'string' && !Number.isNaN(Date.parse(data.endAt)),
       };
     });
-    expect(seen).toEqual(
+    expect(
+      seen,
+      'every record after the exit: final, user_hungup, endedBy shutdown, endAt',
+    ).toEqual(
       [...numbers].sort().map((number) => ({
         number,
         status: 'answered',

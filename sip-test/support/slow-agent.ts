@@ -5,8 +5,6 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 export class SlowAgent {
-  /** Upgrade requests received (accepted or still waiting). */
-  upgrades = 0;
   private readonly sockets = new Set<WebSocket>();
 
   private constructor(
@@ -21,19 +19,14 @@ export class SlowAgent {
   }
 
   static async listen(acceptDelayMs: number): Promise<SlowAgent> {
-    let agent: SlowAgent | undefined;
     const wss = new WebSocketServer({
       host: '127.0.0.1',
       port: 0,
-      verifyClient: (_info, done) => {
-        if (agent) agent.upgrades++;
-        setTimeout(() => done(true), acceptDelayMs);
-      },
+      verifyClient: (_info, done) => void setTimeout(() => done(true), acceptDelayMs),
     });
     await new Promise<void>((resolve) => wss.once('listening', resolve));
     const { port } = wss.address() as AddressInfo;
-    agent = new SlowAgent(wss, `ws://127.0.0.1:${port}/slow-agent`);
-    return agent;
+    return new SlowAgent(wss, `ws://127.0.0.1:${port}/slow-agent`);
   }
 
   async close(): Promise<void> {

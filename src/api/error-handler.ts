@@ -14,12 +14,10 @@ export interface ErrorBody {
 
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
-    void reply
-      .code(404)
-      .send({
-        error: 'not_found',
-        reason: `No route ${request.method} ${request.url.split('?')[0]}.`,
-      });
+    void reply.code(404).send({
+      error: 'not_found',
+      reason: `No route ${request.method} ${request.url.split('?')[0]}.`,
+    });
   });
 
   app.setErrorHandler((err: FastifyError | GatewayError | Error, request, reply) => {

@@ -155,6 +155,7 @@ beforeEach(() => {
   dialer = new Dialer({
     store,
     clock,
+    zones: NEW_YORK,
     timers: realTimers,
     signaling,
     media,

@@ -30,7 +30,8 @@ describe('loadConfig', () => {
 
   it('the README config table lists every key with its environment variable', () => {
     const readme = readFileSync('README.md', 'utf8');
-    for (const e of CONFIG_SCHEMA) expect(readme, e.key).toContain(`| \`${e.key}\` | \`${e.env}\` |`);
+    for (const e of CONFIG_SCHEMA)
+      expect(readme, e.key).toContain(`| \`${e.key}\` | \`${e.env}\` |`);
   });
 
   it('layers file, GATEWAY_CONFIG file and environment in that order', () => {

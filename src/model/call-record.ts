@@ -73,13 +73,7 @@ export interface NetworkQuality {
 
 /** Final outcome of one dialed attempt (and of the call it ends). */
 export type AttemptStatus =
-  | 'answered'
-  | 'busy'
-  | 'missed'
-  | 'failed'
-  | 'cancelled'
-  | 'failed_during_call'
-  | 'voice_mail';
+  'answered' | 'busy' | 'missed' | 'failed' | 'cancelled' | 'failed_during_call' | 'voice_mail';
 
 /** Why the dial gate did not let a number be dialed (docs/decisions/dial-path.md). */
 export type SkipReason =

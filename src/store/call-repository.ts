@@ -101,7 +101,7 @@ export class SqliteCallRepository {
     const changesStatus =
       opts.durable === true ||
       (patch.status !== undefined &&
-      (this.stmts.statusOf.get(id) as { status: string } | undefined)?.status !== patch.status);
+        (this.stmts.statusOf.get(id) as { status: string } | undefined)?.status !== patch.status);
     return changesStatus ? this.db.transaction(apply)() : withoutFsync(this.db, apply);
   }
 

@@ -6,6 +6,7 @@ import { AccountService } from '../accounts/account-service.js';
 import { ManualClock } from '../clock.js';
 import { openDatabase, withoutFsync } from './database.js';
 import { SCHEMA_VERSION } from './migrations.js';
+import { callRecordFixture } from '../model/test-support/call-record-fixture.js';
 import { createStore } from './store.js';
 
 describe('openDatabase on a real file', () => {
@@ -27,18 +28,20 @@ describe('openDatabase on a real file', () => {
     const accounts = new AccountService(store, clock);
     const company = accounts.bootstrap('boot-key')!;
     expect(accounts.bootstrap('boot-key')).toBeUndefined();
-    store.calls.insert({
-      id: 'c1',
-      callId: 'k1',
-      companyId: company.id,
-      phoneNumber: '+12125551234',
-      agentId: null,
-      status: 'to_be_processed',
-      scheduledAt: null,
-      createdAt: 'a',
-      modifiedAt: 'a',
-      metadata: { x: '1' },
-    });
+    store.calls.insert(
+      callRecordFixture({
+        id: 'c1',
+        callId: 'k1',
+        companyId: company.id,
+        phoneNumber: '+12125551234',
+        agentId: null,
+        status: 'to_be_processed',
+        scheduledAt: null,
+        createdAt: 'a',
+        modifiedAt: 'a',
+        metadata: { x: '1' },
+      }),
+    );
     store.calls.update('c1', { status: 'trying' }, 'b');
     db.close();
 
@@ -53,17 +56,19 @@ describe('openDatabase on a real file', () => {
   it('never moves a call out of a status the caller did not allow', () => {
     const store = createStore(openDatabase(':memory:'));
     const company = new AccountService(store, new ManualClock()).createCompany('x');
-    store.calls.insert({
-      id: 'c',
-      callId: 'k',
-      companyId: company.id,
-      phoneNumber: '+1',
-      agentId: null,
-      status: 'answered',
-      scheduledAt: null,
-      createdAt: 'a',
-      modifiedAt: 'a',
-    });
+    store.calls.insert(
+      callRecordFixture({
+        id: 'c',
+        callId: 'k',
+        companyId: company.id,
+        phoneNumber: '+1',
+        agentId: null,
+        status: 'answered',
+        scheduledAt: null,
+        createdAt: 'a',
+        modifiedAt: 'a',
+      }),
+    );
     expect(
       store.calls.update('c', { status: 'failed' }, 'b', { onlyFrom: ['trying', 'ringing'] }),
     ).toBeUndefined();
@@ -75,17 +80,19 @@ describe('openDatabase on a real file', () => {
     let db = openDatabase(file);
     const store = createStore(db);
     const company = new AccountService(store, new ManualClock()).createCompany('x');
-    store.calls.insert({
-      id: 'c',
-      callId: 'k',
-      companyId: company.id,
-      phoneNumber: '+1',
-      agentId: null,
-      status: 'in_call',
-      scheduledAt: null,
-      createdAt: 'a',
-      modifiedAt: 'a',
-    });
+    store.calls.insert(
+      callRecordFixture({
+        id: 'c',
+        callId: 'k',
+        companyId: company.id,
+        phoneNumber: '+1',
+        agentId: null,
+        status: 'in_call',
+        scheduledAt: null,
+        createdAt: 'a',
+        modifiedAt: 'a',
+      }),
+    );
     const levels: number[] = [];
     const pragma = vi.spyOn(db, 'pragma');
     const level = (): void => {
@@ -97,7 +104,19 @@ describe('openDatabase on a real file', () => {
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // restored
 
     pragma.mockClear();
-    store.calls.update('c', { networkQuality: { packetsReceived: 5 } }, 'b');
+    store.calls.update(
+      'c',
+      {
+        networkQuality: {
+          packetsReceived: 5,
+          packetsLost: 0,
+          lossPct: 0,
+          packetsOutOfOrder: 0,
+          jitterMs: 0,
+        },
+      },
+      'b',
+    );
     expect(pragma.mock.calls.map((c) => c[0])).toEqual([
       'synchronous = NORMAL',
       'synchronous = FULL',
@@ -109,7 +128,7 @@ describe('openDatabase on a real file', () => {
       'synchronous = FULL',
     ]);
     pragma.mockClear();
-    store.calls.update('c', { status: 'completed' }, 'c');
+    store.calls.update('c', { status: 'answered' }, 'c');
     expect(pragma).not.toHaveBeenCalled();
     // inside an outer transaction the outer commit decides: no pragma change mid-transaction
     db.transaction(() => store.calls.update('c', { summary: 's' }, 'd'))();

@@ -4,24 +4,27 @@ import { AccountService } from '../accounts/account-service.js';
 import { ManualClock } from '../clock.js';
 import { openDatabase } from './database.js';
 import { SqliteScheduleRepository } from './schedule-repository.js';
+import { callRecordFixture } from '../model/test-support/call-record-fixture.js';
 import { createStore } from './store.js';
 
 function setup() {
   const store = createStore(openDatabase(':memory:'));
   const company = new AccountService(store, new ManualClock()).createCompany('x');
   const id = randomUUID();
-  store.calls.insert({
-    id,
-    callId: randomUUID(),
-    companyId: company.id,
-    phoneNumber: '+12125551234',
-    agentId: null,
-    status: 'scheduled',
-    scheduledAt: null,
-    createdAt: 'a',
-    modifiedAt: 'a',
-    additionalPhoneNumbers: ['+12125550000'],
-  });
+  store.calls.insert(
+    callRecordFixture({
+      id,
+      callId: randomUUID(),
+      companyId: company.id,
+      phoneNumber: '+12125551234',
+      agentId: null,
+      status: 'scheduled',
+      scheduledAt: null,
+      createdAt: 'a',
+      modifiedAt: 'a',
+      additionalPhoneNumbers: ['+12125550000'],
+    }),
+  );
   const repo = new SqliteScheduleRepository(store.db);
   const row = repo.insert(
     {

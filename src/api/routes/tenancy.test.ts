@@ -407,7 +407,7 @@ describe('unexpected errors', () => {
         accepted: () => {
           throw new Error('dialer exploded at 0xdeadbeef');
         },
-        hangup: async () => false,
+        hangup: async () => undefined,
       },
     });
     try {

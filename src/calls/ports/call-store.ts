@@ -1,12 +1,7 @@
 // What the calls domain needs from storage: repositories and a unit of work.
 // `src/store/` satisfies these on SQLite; a later store (PostgreSQL) plugs in
 // here. No database types cross this line.
-import type {
-  CallEvent,
-  CallPatch,
-  CallQuery,
-  CallRecord,
-} from '../../model/call-record.js';
+import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../../model/call-record.js';
 import type { CallStatus } from '../../model/call-status.js';
 import type {
   Agent,

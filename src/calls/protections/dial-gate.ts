@@ -119,6 +119,10 @@ function antiHarassment(input: GateInput, deps: GateDeps, now: number): CallErro
   return refusalOf(failing, now);
 }
 
-function skip(reason: SkipReason, nextAllowedAt: number | undefined, error?: CallError): GateVerdict {
+function skip(
+  reason: SkipReason,
+  nextAllowedAt: number | undefined,
+  error?: CallError,
+): GateVerdict {
   return { kind: 'skip', reason, nextAllowedAt, ...(error ? { error } : {}) };
 }

@@ -153,8 +153,19 @@ describe('evaluateProtections', () => {
         additionalPhoneNumbers: [NUMBER],
         status: 'ringing',
         attempts: [
-          { number: OTHER, startedAt: '2026-03-10T14:58:00Z', endedAt: '2026-03-10T14:59:00Z' },
-          { number: NUMBER, startedAt: '2026-03-10T14:59:10Z' },
+          {
+            number: OTHER,
+            round: 1,
+            startedAt: '2026-03-10T14:58:00Z',
+            inviteSentAt: '2026-03-10T14:58:00Z',
+            endedAt: '2026-03-10T14:59:00Z',
+          },
+          {
+            number: NUMBER,
+            round: 1,
+            startedAt: '2026-03-10T14:59:10Z',
+            inviteSentAt: '2026-03-10T14:59:10Z',
+          },
         ],
         at: '2026-03-10T14:58:00.000Z',
       });
@@ -253,9 +264,11 @@ describe('evaluateProtections', () => {
         at: '2026-03-10T12:00:00.000Z',
         attempts: ['09', '10', '11'].map((h) => ({
           number: NUMBER,
+          round: 1,
           startedAt: `2026-03-10T${h}:00:00.000Z`,
+          inviteSentAt: `2026-03-10T${h}:00:00.000Z`,
           endedAt: `2026-03-10T${h}:00:30.000Z`,
-          status: 'busy',
+          status: 'busy' as const,
         })),
       });
       expect(refusal(kit).code).toBe('failed_call_limit_reached');

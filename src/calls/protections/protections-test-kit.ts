@@ -6,6 +6,8 @@ import { AccountService } from '../../accounts/account-service.js';
 import { ManualClock } from '../../clock.js';
 import { SqliteCallHistoryRepository } from '../../store/call-history-repository.js';
 import type { CallRecord } from '../../model/call-record.js';
+import type { CallStatus } from '../../model/call-status.js';
+import { callRecordFixture } from '../../model/test-support/call-record-fixture.js';
 import { openDatabase } from '../../store/database.js';
 import type { CompanySettings } from '../../model/entities.js';
 import { SqliteScheduleRepository } from '../../store/schedule-repository.js';
@@ -18,6 +20,7 @@ export interface Kit {
   history: SqliteCallHistoryRepository;
   schedules: SqliteScheduleRepository;
   calls: Store['calls'];
+  unitOfWork: Store['unitOfWork'];
   /** ProtectionDeps for evaluateProtections. */
   deps: { history: SqliteCallHistoryRepository; optOuts: Store['optOuts']; clock: ManualClock };
 }
@@ -40,27 +43,31 @@ export function makeKit(
     history,
     schedules,
     calls: store.calls,
+    unitOfWork: store.unitOfWork,
     deps: { history, optOuts: store.optOuts, clock },
   };
 }
 
 /** Inserts an outbound record; `at` (ISO) is its creation and modification time. */
-export function addCall(kit: Kit, fields: Partial<CallRecord> & { at?: string }): CallRecord {
-  const { at, ...rest } = fields;
+export function addCall(
+  kit: Kit,
+  fields: Omit<Partial<CallRecord>, 'status'> & { status?: string; at?: string },
+): CallRecord {
+  const { at, status, ...rest } = fields;
+  const statusOf = (status ?? 'to_be_processed') as CallStatus;
   const when = at ?? new Date(kit.clock.now()).toISOString();
-  return kit.store.calls.insert({
-    id: randomUUID(),
-    callId: randomUUID(),
-    companyId: kit.companyId,
-    phoneNumber: '+12125551234',
-    agentId: 'agent-1',
-    status: 'to_be_processed',
-    scheduledAt: null,
-    createdAt: when,
-    modifiedAt: when,
-    callDirection: 'outbound',
-    ...rest,
-  });
+  return kit.store.calls.insert(
+    callRecordFixture({
+      id: randomUUID(),
+      companyId: kit.companyId,
+      phoneNumber: '+12125551234',
+      agentId: 'agent-1',
+      createdAt: when,
+      modifiedAt: when,
+      ...rest,
+      status: statusOf,
+    }),
+  );
 }
 
 /** An answered call that started at `startAt` and lasted `minutes`. */

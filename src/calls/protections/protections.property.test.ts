@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
+import { checkDial } from './dial-gate.js';
 import { CallError } from '../call-error.js';
 import { scheduleCall } from '../scheduling/schedule-call.js';
 import { Scheduler } from '../scheduling/scheduler.js';
@@ -100,6 +101,7 @@ function allowedAt(dest: DestinationZones, d: Dial): boolean {
 describe('protections property', () => {
   it('never dials outside the rules, never a 4th answered call in a UTC day', async () => {
     const tally = { direct: 0, scheduled: 0, maxPerDay: 0, refusals: new Map<string, number>() };
+    const gated = new Map<string, number>();
     const dests = new Map<string, DestinationZones>();
     for (const n of NUMBERS) dests.set(n, await resolveDestinationZones(n));
 
@@ -111,22 +113,45 @@ describe('protections property', () => {
           {
             schedules: kit.schedules,
             calls: kit.calls,
-            companies: kit.store.companies,
-            history: kit.history,
-            optOuts: kit.store.optOuts,
             clock: kit.clock,
-            zones: (n) => Promise.resolve(dests.get(n)!),
+            // The call session's first step: the dial gate, then the dial.
             dial: (id) => {
               const r = kit.calls.getById(id)!;
               const now = kit.clock.now();
-              kit.calls.update(id, outcome(r.plannedAnswered === true, now), iso(now), {
+              const planned = r.metadata.plannedAnswered === 'true';
+              const verdict = checkDial(
+                {
+                  record: r,
+                  number: r.phoneNumber,
+                  destination: dests.get(r.phoneNumber)!,
+                  settings: {},
+                  purpose: 'dial',
+                },
+                kit.deps,
+              );
+              if (verdict.kind === 'skip') {
+                gated.set(verdict.reason, (gated.get(verdict.reason) ?? 0) + 1);
+                if (verdict.nextAllowedAt === undefined) {
+                  kit.calls.update(id, { status: 'cancelled' }, iso(now));
+                } else {
+                  kit.calls.update(id, { status: 'to_be_processed' }, iso(now));
+                  scheduleCall(kit, {
+                    recordId: id,
+                    dueAt: verdict.nextAllowedAt,
+                    kind: 'initial',
+                    round: 1,
+                  });
+                }
+                return Promise.resolve();
+              }
+              kit.calls.update(id, outcome(planned, now), iso(now), {
                 onlyFrom: ['scheduled', 'to_be_processed'],
               });
               tally.scheduled++;
               dials.push({
                 number: r.phoneNumber,
                 at: now,
-                answered: r.plannedAnswered === true,
+                answered: planned,
                 overrideTime: r.overrideTimeRestriction === true,
                 overrideDay: r.overrideDayRestriction === true,
               });
@@ -163,7 +188,7 @@ describe('protections property', () => {
               overrideTimeRestriction: c.overrideTime,
               overrideDayRestriction: c.overrideDay,
               useAntiHarassmentProtection: true,
-              plannedAnswered: c.answered,
+              metadata: { plannedAnswered: String(c.answered) },
               agentId: `agent-${c.agent}`,
             };
             if (d.kind === 'allow') {
@@ -172,7 +197,12 @@ describe('protections property', () => {
               dials.push({ number, at: now, answered: c.answered, ...pick(c) });
             } else {
               const r = addCall(kit, { ...fields, status: 'scheduled', scheduledAt: d.at });
-              scheduleCall(kit, { recordId: r.id, dueAt: Date.parse(d.at), kind: 'initial' });
+              scheduleCall(kit, {
+                recordId: r.id,
+                dueAt: Date.parse(d.at),
+                kind: 'initial',
+                round: 1,
+              });
             }
           } catch (e) {
             if (!(e instanceof CallError)) throw e;
@@ -196,7 +226,8 @@ describe('protections property', () => {
       }),
       { seed: 20260310, numRuns: 150 },
     );
-    // The runs did exercise every path (not a vacuous pass).
+    // The runs did exercise every path (not a vacuous pass), the gate included.
+    expect([...gated.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(tally.direct).toBeGreaterThan(20);
     expect(tally.scheduled).toBeGreaterThan(20);
     expect(tally.maxPerDay).toBe(3); // the daily limit was reached, never passed
@@ -276,8 +307,8 @@ describe('anti-harassment counters property', () => {
 
 function outcome(answered: boolean, now: number) {
   return answered
-    ? { status: 'answered', startAt: iso(now), endAt: iso(now + 120_000) }
-    : { status: 'busy', endAt: iso(now) };
+    ? { status: 'answered' as const, startAt: iso(now), endAt: iso(now + 120_000) }
+    : { status: 'busy' as const, endAt: iso(now) };
 }
 
 function pick(c: { overrideTime: boolean; overrideDay: boolean }) {

@@ -16,7 +16,12 @@ import type {
 } from '../../model/call-record.js';
 
 /** Outcomes that are retried (spec §2.1 `maxRetries`). */
-export const RETRIED_STATUSES: readonly AttemptStatus[] = ['busy', 'missed', 'voice_mail', 'failed'];
+export const RETRIED_STATUSES: readonly AttemptStatus[] = [
+  'busy',
+  'missed',
+  'voice_mail',
+  'failed',
+];
 
 /** Failures that no retry can fix: the number does not exist or is malformed. */
 const PERMANENT_FAILURES = {

@@ -7,12 +7,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { DestinationZones } from '../protections/destination-zones.js';
 import { addCall, makeKit, type Kit } from '../protections/protections-test-kit.js';
 import { scheduleCall } from './schedule-call.js';
 import { Scheduler, type DialAttempt, type SchedulerOptions } from './scheduler.js';
 
-const NY: DestinationZones = { country: 'US', zones: ['America/New_York'] };
 const MIN = 60_000;
 
 interface Dialer {
@@ -40,11 +38,7 @@ function scheduler(kit: Kit, d: Dialer, opts: SchedulerOptions = {}): Scheduler 
     {
       schedules: kit.schedules,
       calls: kit.store.calls,
-      companies: kit.store.companies,
-      history: kit.history,
-      optOuts: kit.store.optOuts,
       clock: kit.clock,
-      zones: () => Promise.resolve(NY),
       dial: d.dial,
     },
     { owner: 'daemon-a', leaseMs: MIN, ...opts },
@@ -54,7 +48,12 @@ function scheduler(kit: Kit, d: Dialer, opts: SchedulerOptions = {}): Scheduler 
 /** A scheduled record and its initial row, due at `due` (ISO). */
 function scheduled(kit: Kit, due: string, number = '+12125551234') {
   const record = addCall(kit, { status: 'scheduled', phoneNumber: number, scheduledAt: due });
-  const s = scheduleCall(kit, { recordId: record.id, dueAt: Date.parse(due), kind: 'initial' });
+  const s = scheduleCall(kit, {
+    recordId: record.id,
+    dueAt: Date.parse(due),
+    kind: 'initial',
+    round: 1,
+  });
   return { record, s };
 }
 
@@ -78,7 +77,6 @@ describe('Scheduler', () => {
       attempt: 1,
       idempotencyKey: `${record.id}:1`,
       late: false,
-      zones: ['America/New_York'],
     });
     expect(kit.schedules.get(s.scheduleId)).toMatchObject({ state: 'done', outcome: 'dialed' });
   });
@@ -167,56 +165,12 @@ describe('Scheduler', () => {
     expect(kit.schedules.get(s.scheduleId)).toMatchObject({ state: 'done' });
   });
 
-  it('a late call now outside the window is rescheduled, then dialed in the window', async () => {
-    const kit = makeKit({ now: '2026-03-11T00:30:00Z' });
-    const { record, s } = scheduled(kit, '2026-03-11T00:50:00.000Z'); // 20:50 EDT
-    const d = dialer(kit, 'a');
-    const sch = scheduler(kit, d);
-    kit.clock.set(Date.parse('2026-03-11T02:00:00Z')); // daemon was down: 22:00 EDT
-    expect(await sch.tick()).toBe(0);
-    expect(kit.store.calls.getById(record.id)).toMatchObject({
-      status: 'scheduled',
-      scheduledAt: '2026-03-11T13:00:00.000Z',
-      rescheduled: true,
-      rescheduledAt: '2026-03-11T02:00:00.000Z',
-    });
-    expect(kit.schedules.get(s.scheduleId)).toMatchObject({
-      state: 'pending',
-      dueAt: Date.parse('2026-03-11T13:00:00.000Z'),
-    });
-    kit.clock.set(Date.parse('2026-03-11T13:00:00Z'));
-    expect(await sch.tick()).toBe(1);
-    expect(d.calls[0]!.attempt.late).toBe(false); // due time moved with the reschedule
-  });
-
   it('a late call still inside the window is dialed, flagged late', async () => {
     const kit = makeKit();
     scheduled(kit, '2026-03-10T14:00:00.000Z');
     const d = dialer(kit, 'a');
     expect(await scheduler(kit, d).tick()).toBe(1);
     expect(d.calls[0]!.attempt.late).toBe(true);
-  });
-
-  it('a refusal at dial time (permanent opt-out) cancels the record', async () => {
-    const kit = makeKit();
-    const { record, s } = scheduled(kit, '2026-03-10T15:00:00.000Z');
-    kit.store.optOuts.save({
-      companyId: kit.companyId,
-      phoneNumber: record.phoneNumber,
-      permanent: true,
-      blockedUntil: null,
-      reason: null,
-      source: null,
-      createdAt: '2026-03-10T14:00:00.000Z',
-    });
-    const d = dialer(kit, 'a');
-    expect(await scheduler(kit, d).tick()).toBe(0);
-    expect(d.calls).toHaveLength(0);
-    expect(kit.store.calls.getById(record.id)).toMatchObject({
-      status: 'cancelled',
-      cancelledReason: 'callee_opted_out',
-    });
-    expect(kit.schedules.get(s.scheduleId)).toMatchObject({ state: 'cancelled' });
   });
 
   it('a call hung up while scheduled is not dialed', async () => {

@@ -1,12 +1,7 @@
 // What the agent reports, as changes to the call record: transcript lines in
 // `messages` (and `aiDialogue`), the `result` fields. Pure: the call session
 // applies the patches (it is the only writer of a live record).
-import type {
-  CallMessage,
-  CallPatch,
-  CallRecord,
-  MessageRole,
-} from '../../model/call-record.js';
+import type { CallMessage, CallPatch, CallRecord, MessageRole } from '../../model/call-record.js';
 import type { AgentReport, AgentTranscriptLine } from '../ports/agent-link.js';
 
 /** The agent's role names → the record's `messages` role and `aiDialogue` role. */

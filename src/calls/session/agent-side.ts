@@ -101,9 +101,7 @@ export class AgentSide {
     const joined = this.writer.current.participants[this.participant]?.status === 'joined';
     this.writer.updateParticipant(
       this.participant,
-      joined
-        ? { status: 'left', leftAt: outcome.endAt, durationSeconds }
-        : { status: 'cancelled' },
+      joined ? { status: 'left', leftAt: outcome.endAt, durationSeconds } : { status: 'cancelled' },
     );
   }
 

@@ -7,7 +7,12 @@ import type { Logger } from 'pino';
 import type { AttemptStatus, NetworkQuality, SipFailure } from '../../model/call-record.js';
 import type { ParticipantStatus } from '../../model/call-record.js';
 import type { MediaLeg } from '../ports/media-port.js';
-import type { DialRequest, LegFailure, SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
+import type {
+  DialRequest,
+  LegFailure,
+  SignalingLeg,
+  SignalingPort,
+} from '../ports/signaling-port.js';
 import { mapSipFailure } from '../sip-failure-mapping.js';
 import type { Timers } from '../timers.js';
 import type { RecordWriter } from './record-writer.js';

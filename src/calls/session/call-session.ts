@@ -68,9 +68,7 @@ const TRY_NEXT = new Set(['busy', 'missed', 'failed']);
 const MEDIA_CLOSE_TIMEOUT_MS = 2000;
 
 type Pick =
-  | { kind: 'dial'; index: number }
-  | { kind: 'skip'; attempt: SkippedAttempt }
-  | { kind: 'lost' };
+  { kind: 'dial'; index: number } | { kind: 'skip'; attempt: SkippedAttempt } | { kind: 'lost' };
 
 export class CallSession {
   private readonly writer: RecordWriter;
@@ -128,7 +126,12 @@ export class CallSession {
       cause === 'shutdown'
         ? [answered ? 'answered' : 'cancelled', 'user_hungup']
         : [answered ? 'failed_during_call' : 'failed', 'call_stuck'];
-    this.writer.status(status, { endCallReason: reason, endAt: now, active: false, endedBy: cause });
+    this.writer.status(status, {
+      endCallReason: reason,
+      endAt: now,
+      active: false,
+      endedBy: cause,
+    });
     this.attempt?.end(reason);
   }
 
@@ -219,7 +222,12 @@ export class CallSession {
    * attempt and the record moves to `trying` (the first time by a
    * compare-and-set from its pre-dial status: at most one session dials it).
    */
-  private pick(number: string, round: number, destination: DestinationZones, purpose: DialPurpose): Pick {
+  private pick(
+    number: string,
+    round: number,
+    destination: DestinationZones,
+    purpose: DialPurpose,
+  ): Pick {
     const { store, clock } = this.deps;
     return store.unitOfWork.run((): Pick => {
       const record = this.writer.current;
@@ -275,7 +283,9 @@ export class CallSession {
     if (this.deps.trunkHealth?.isOffline(trunk.id)) return notDialed('voip_phone_offline');
     let media: MediaLeg;
     try {
-      media = await this.deps.media.createSession({ record: agent?.outgoing.recordingEnabled ?? false });
+      media = await this.deps.media.createSession({
+        record: agent?.outgoing.recordingEnabled ?? false,
+      });
     } catch (err) {
       this.log.error({ err }, 'no RTP session for the call');
       return notDialed('no_channels');
@@ -307,18 +317,25 @@ export class CallSession {
         ringTimeoutMs,
         maxDurationMs,
         planSecondsLeft:
-          this.deps.store.companies.getPlan(this.writer.current.companyId)?.secondsRemaining ?? null,
+          this.deps.store.companies.getPlan(this.writer.current.companyId)?.secondsRemaining ??
+          null,
       },
       {
         answered: (leg, endCall) => this.agentSide.bridge(leg, endCall),
         dtmf: (digit) => this.agentSide.link?.dtmf(digit),
-        progress: (phase) => this.clock.enter(phase, phase === 'in_call' ? maxDurationMs : ringTimeoutMs),
+        progress: (phase) =>
+          this.clock.enter(phase, phase === 'in_call' ? maxDurationMs : ringTimeoutMs),
       },
     );
     this.attempt = attempt;
     if (this.stopCause) attempt.end('user_hungup');
     else {
-      const request = buildDialRequest(trunk, number, this.writer.current.callerId, media.createOffer());
+      const request = buildDialRequest(
+        trunk,
+        number,
+        this.writer.current.callerId,
+        media.createOffer(),
+      );
       this.clock.enter('dialing', ringTimeoutMs);
       attempt.start(request);
     }
@@ -344,21 +361,30 @@ export class CallSession {
     // The agent hears `stop` and may still report its result before it closes.
     await this.agentSide.stop();
     const verdict = ended.startAt ? this.agentSide.voicemailVerdict : undefined;
-    const outcome: AttemptOutcome = verdict ? { ...ended, status: 'voice_mail', endCallReason: verdict } : ended;
+    const outcome: AttemptOutcome = verdict
+      ? { ...ended, status: 'voice_mail', endCallReason: verdict }
+      : ended;
     const rec = this.writer.current;
     const duration = callDuration(outcome);
     const trunk = rec.sipTrunkId ? this.deps.store.sipTrunks.getById(rec.sipTrunkId) : undefined;
     const cost = round6(((trunk?.ratePerMinute ?? 0) * duration) / 60);
     this.agentSide.left(outcome, duration);
-    const reached = [...(rec.attempts ?? [])].reverse().find((a) => 'answeredAt' in a && a.answeredAt)?.number;
+    const reached = [...(rec.attempts ?? [])]
+      .reverse()
+      .find((a) => 'answeredAt' in a && a.answeredAt)?.number;
     const next =
       this.stopCause || this.forced || !this.deps.retries
         ? null
-        : this.deps.retries.decide(this.writer.current, { ...outcome, ...(reached ? { reachedNumber: reached } : {}) });
+        : this.deps.retries.decide(this.writer.current, {
+            ...outcome,
+            ...(reached ? { reachedNumber: reached } : {}),
+          });
     const closing = closeRound(this.writer.current, {
       outcome,
       next,
-      ...(next ? { nextDueAt: this.intoCallingRules(next.numbers?.[0] ?? rec.phoneNumber, next.dueAt) } : {}),
+      ...(next
+        ? { nextDueAt: this.intoCallingRules(next.numbers?.[0] ?? rec.phoneNumber, next.dueAt) }
+        : {}),
       duration,
       totalCost: round6(rec.totalCost + cost),
       ...(this.stopCause ? { endedBy: this.stopCause } : {}),
@@ -367,7 +393,8 @@ export class CallSession {
     // The charge and the round's end in one transaction: one fsync, and a
     // crash cannot leave a charged call unfinished or a finished one uncharged.
     store.unitOfWork.run(() => {
-      if (duration > 0 || cost > 0) store.companies.charge(rec.companyId, duration, cost, outcome.endAt);
+      if (duration > 0 || cost > 0)
+        store.companies.charge(rec.companyId, duration, cost, outcome.endAt);
       if (closing.kind === 'final') {
         this.writer.status(closing.status, closing.patch);
         return;
@@ -375,16 +402,30 @@ export class CallSession {
       const row = insertScheduleRow(
         store.schedules,
         rec.companyId,
-        { recordId: rec.id, dueAt: closing.dueAt, kind: closing.scheduleKind, round: closing.round },
+        {
+          recordId: rec.id,
+          dueAt: closing.dueAt,
+          kind: closing.scheduleKind,
+          round: closing.round,
+        },
         this.writer.now(),
       );
-      this.writer.write({ ...closing.patch, ...scheduledPatch(closing.scheduleKind, row, this.writer.now()) }, `scheduled:${closing.scheduleKind}`);
+      this.writer.write(
+        { ...closing.patch, ...scheduledPatch(closing.scheduleKind, row, this.writer.now()) },
+        `scheduled:${closing.scheduleKind}`,
+      );
     });
     if (closing.kind === 'next_round') {
-      this.log.info({ lastStatus: outcome.status, kind: closing.scheduleKind }, 'next round scheduled');
+      this.log.info(
+        { lastStatus: outcome.status, kind: closing.scheduleKind },
+        'next round scheduled',
+      );
       this.deps.onScheduled?.();
     } else {
-      this.log.info({ status: outcome.status, endCallReason: outcome.endCallReason, duration }, 'call finished');
+      this.log.info(
+        { status: outcome.status, endCallReason: outcome.endCallReason, duration },
+        'call finished',
+      );
     }
     return this.writer.current;
   }
@@ -411,7 +452,12 @@ export class CallSession {
     const rec = this.writer.current;
     const kind = rec.scheduledReason ?? 'initial';
     this.deps.store.unitOfWork.run(() => {
-      const row = insertScheduleRow(this.deps.store.schedules, rec.companyId, { recordId: rec.id, dueAt, kind, round }, this.writer.now());
+      const row = insertScheduleRow(
+        this.deps.store.schedules,
+        rec.companyId,
+        { recordId: rec.id, dueAt, kind, round },
+        this.writer.now(),
+      );
       this.writer.write(
         { ...scheduledPatch(kind, row, this.writer.now()), scheduleCause: first.skipReason },
         `rescheduled:${first.skipReason}`,
@@ -466,12 +512,16 @@ export class CallSession {
     this.attempt?.abort(err);
     const answered = this.writer.current.status === 'in_call';
     try {
-      this.writer.status(answered ? 'failed_during_call' : 'failed', {
-        endCallReason: answered ? 'voip_phone_service_failed' : 'failed_to_connect',
-        endDetail: 'session_error',
-        endAt: this.writer.now(),
-        active: false,
-      }, 'session_error');
+      this.writer.status(
+        answered ? 'failed_during_call' : 'failed',
+        {
+          endCallReason: answered ? 'voip_phone_service_failed' : 'failed_to_connect',
+          endDetail: 'session_error',
+          endAt: this.writer.now(),
+          active: false,
+        },
+        'session_error',
+      );
     } catch (writeErr) {
       this.log.error({ err: writeErr }, 'record not finished after a session error');
     }
@@ -491,7 +541,8 @@ export class CallSession {
     this.media = undefined;
     let timer: unknown;
     const timeout = new Promise<undefined>(
-      (resolve) => (timer = this.deps.timers.setTimeout(() => resolve(undefined), MEDIA_CLOSE_TIMEOUT_MS)),
+      (resolve) =>
+        (timer = this.deps.timers.setTimeout(() => resolve(undefined), MEDIA_CLOSE_TIMEOUT_MS)),
     );
     try {
       const closed = await Promise.race([media.close(), timeout]);

@@ -40,7 +40,11 @@ export class RecordWriter {
     onlyFrom: readonly string[] = OPEN_STATUSES,
     durable = false,
   ): boolean {
-    const next = this.calls.update(this.record.id, patch, this.now(), { onlyFrom, detail, durable });
+    const next = this.calls.update(this.record.id, patch, this.now(), {
+      onlyFrom,
+      detail,
+      durable,
+    });
     runUrgentWork(); // a commit is a natural yield point in call set-up (urgent-work.ts)
     if (!next) return false;
     this.record = next;

@@ -1,0 +1,351 @@
+// A dialer wired to the real pieces a session fault must not leak: the real
+// MediaEngine (UDP port pairs from a pool, the session count behind
+// `gateway_media_sessions`) and an in-memory SQLite store, with a scripted
+// SIP leg, a scripted agent link and one-shot faults injected through the
+// ports (session-faults.test.ts).
+import { createSocket, type Socket } from 'node:dgram';
+import { EventEmitter } from 'node:events';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { AccountService } from '../../../accounts/account-service.js';
+import { ManualClock } from '../../../clock.js';
+import { registerGatewayMetrics } from '../../../gateway-metrics.js';
+import { MediaEngine, type MediaConfig, type MediaSession } from '../../../media/index.js';
+import { SPACING_BIN_MS } from '../../../media/pacing-clock.js';
+import { testPortRange } from '../../../media/test-support/port-range.js';
+import type { CallPatch, CallRecord } from '../../../model/call-record.js';
+import type { SipTrunk } from '../../../model/entities.js';
+import { openDatabase } from '../../../store/database.js';
+import { createStore, type Store } from '../../../store/store.js';
+import { agentRtpToWsLatency, agentWsToRtpLatency } from '../../agent-latency.js';
+import { CallService } from '../../call-service.js';
+import { Dialer } from '../../dialer.js';
+import type { AgentLink, AgentLinkHooks } from '../../ports/agent-link.js';
+import type { UpdateOptions } from '../../ports/call-store.js';
+import type { MediaLeg, MediaPort } from '../../ports/media-port.js';
+import type {
+  DialRequest,
+  LegEvents,
+  SignalingLeg,
+  SignalingPort,
+} from '../../ports/signaling-port.js';
+import { realTimers } from '../../timers.js';
+
+export const NUMBER = '+12125551234';
+
+/** A SIP leg the test drives: what the far end sends, and what we asked of it. */
+export class FakeLeg extends EventEmitter implements SignalingLeg {
+  readonly callId = `sip-${Math.random().toString(36).slice(2)}`;
+  cancels = 0;
+  byes: Array<{ q850?: number; text?: string } | undefined> = [];
+
+  constructor(readonly request: DialRequest) {
+    super();
+  }
+
+  override on<K extends keyof LegEvents & string>(
+    event: K,
+    listener: (e: LegEvents[K]) => void,
+  ): this {
+    return super.on(event, listener);
+  }
+
+  fire<K extends keyof LegEvents & string>(event: K, e: LegEvents[K]): void {
+    this.emit(event, e);
+  }
+
+  cancel(): void {
+    this.cancels++;
+    queueMicrotask(() =>
+      this.fire('failed', { status: 487, reason: 'Request Terminated', cause: 'cancelled' }),
+    );
+  }
+
+  async bye(reason?: { q850?: number; text?: string }): Promise<void> {
+    this.byes.push(reason);
+    queueMicrotask(() => this.fire('ended', { by: 'local' }));
+  }
+}
+
+/** An agent link that connects at once; `start` / `dtmf` throw when the rig says so. */
+export class FakeAgentLink implements AgentLink {
+  hooks: AgentLinkHooks | undefined;
+  stops = 0;
+
+  constructor(private readonly rig: FaultRig) {}
+
+  async connect(): Promise<void> {}
+
+  start(_media: MediaLeg, hooks: AgentLinkHooks): void {
+    if (this.rig.agentStartThrows) throw this.rig.fail(new Error('agent link failed to start'));
+    this.hooks = hooks;
+  }
+
+  dtmf(_digit: string): void {
+    if (this.rig.agentDtmfThrows) throw this.rig.fail(new Error('agent link dtmf failed'));
+  }
+
+  async stop(): Promise<void> {
+    this.stops++;
+  }
+}
+
+/** What was live at the instant the injected fault was thrown. */
+export interface FaultSnapshot {
+  /** Date.now() when thrown (real time: "within a second" is wall-clock). */
+  at: number;
+  error: unknown;
+  mediaSessions: number;
+  portsInUse: number;
+  liveCalls: number;
+}
+
+export interface RigOptions {
+  media?: Partial<MediaConfig>;
+  trunkHeaders?: Record<string, string>;
+}
+
+export class FaultRig {
+  readonly clock = new ManualClock(Date.UTC(2026, 5, 10, 15, 0, 0)); // Wed 11:00 New York
+  readonly store: Store;
+  readonly engine: MediaEngine;
+  readonly dialer: Dialer;
+  readonly calls: CallService;
+  readonly metrics = new Registry();
+  readonly legs: FakeLeg[] = [];
+  readonly links: FakeAgentLink[] = [];
+  readonly sessions: MediaSession[] = [];
+  readonly companyId: string;
+  readonly trunk: SipTrunk;
+  /** Set once the injected fault has been thrown. */
+  fault: FaultSnapshot | undefined;
+  /** Replaces the scripted SIP leg (a throwing port, the real SIP stack). */
+  invite: ((req: DialRequest) => SignalingLeg) | undefined;
+  /** Called with each new media session before the call uses it (to make one of its methods throw). */
+  onMediaSession: ((s: MediaSession) => void) | undefined;
+  agentStartThrows = false;
+  agentDtmfThrows = false;
+  private updateFault: ((patch: CallPatch, opts?: UpdateOptions) => boolean) | undefined;
+  private sink: Socket | undefined;
+  sinkPort = 0;
+
+  constructor(opts: RigOptions = {}) {
+    this.store = createStore(openDatabase(':memory:'));
+    this.engine = new MediaEngine({
+      ...testPortRange(100),
+      bindAddress: '127.0.0.1',
+      advertisedAddress: '127.0.0.1',
+      ...opts.media,
+    });
+    const accounts = new AccountService(this.store, this.clock);
+    this.companyId = accounts.createCompany('acme', null, { secondsRemaining: 100_000 }).id;
+    const now = new Date(this.clock.now()).toISOString();
+    this.trunk = this.store.sipTrunks.insert({
+      id: 't1',
+      companyId: this.companyId,
+      createdAt: now,
+      modifiedAt: now,
+      name: 't',
+      host: 'carrier.example',
+      port: 5060,
+      transport: 'udp',
+      username: null,
+      password: null,
+      defaultCallerId: '+12125550100',
+      callerIds: ['+12125550100'],
+      numberFormat: 'e164',
+      techPrefix: '',
+      headers: opts.trunkHeaders ?? {},
+      ratePerMinute: 0.6,
+      isDefault: true,
+      active: true,
+      maxChannels: null,
+    });
+    this.store.agents.insert({
+      id: 'a1',
+      companyId: this.companyId,
+      createdAt: now,
+      modifiedAt: now,
+      name: 'a',
+      websocketUrl: 'ws://agent.invalid',
+      audioFormat: 'mulaw_8000',
+      prompt: '',
+      welcomeMessage: '',
+      language: null,
+      version: 1,
+      outgoing: {
+        ringTimeoutSeconds: 20,
+        maxDurationSeconds: 600,
+        recordingEnabled: false,
+        voicemailDetection: false,
+      },
+    });
+    this.wrapCallUpdates();
+
+    const signaling: SignalingPort = {
+      invite: (req) => {
+        if (this.invite) return this.invite(req);
+        const leg = new FakeLeg(req);
+        this.legs.push(leg);
+        return leg;
+      },
+    };
+    const media: MediaPort = {
+      createSession: async (o) => {
+        const s = await this.engine.createSession(o);
+        this.sessions.push(s);
+        this.onMediaSession?.(s);
+        return s;
+      },
+    };
+    const zones = async () => ({ country: 'US', zones: ['America/New_York'] });
+    this.dialer = new Dialer({
+      store: this.store,
+      clock: this.clock,
+      timers: realTimers,
+      signaling,
+      media,
+      zones,
+      log: pino({ level: 'silent' }),
+      agents: () => {
+        const link = new FakeAgentLink(this);
+        this.links.push(link);
+        return link;
+      },
+      settings: {
+        defaultRingTimeoutSeconds: 30,
+        defaultMaxDurationSeconds: 1800,
+        stuckAfterSeconds: 60,
+      },
+    });
+    this.calls = new CallService(this.store, this.clock, { dispatcher: this.dialer, zones });
+    // The gauges /metrics serves, over the same engine and dialer (as main.ts registers them).
+    registerGatewayMetrics(this.metrics, {
+      agentLatency: { rtpToWs: agentRtpToWsLatency, wsToRtp: agentWsToRtpLatency },
+      media: this.engine,
+      spacingBinMs: SPACING_BIN_MS,
+      calls: this.dialer,
+    });
+  }
+
+  /** A UDP socket the answer SDP points at, so our RTP has somewhere to go. */
+  async start(): Promise<this> {
+    const sink = createSocket('udp4');
+    await new Promise<void>((r) => sink.bind(0, '127.0.0.1', r));
+    this.sink = sink;
+    this.sinkPort = sink.address().port;
+    return this;
+  }
+
+  async dispose(): Promise<void> {
+    await this.dialer.drain(200);
+    await this.engine.close();
+    await new Promise<void>((r) => (this.sink ? this.sink.close(() => r()) : r()));
+    this.store.db.close();
+  }
+
+  /** Records the fault's instant and what was live then; returns `err` to throw. */
+  fail<E>(err: E): E {
+    this.fault ??= {
+      at: Date.now(),
+      error: err,
+      mediaSessions: this.engine.activeSessions,
+      portsInUse: this.portsInUse,
+      liveCalls: this.dialer.liveCalls,
+    };
+    return err;
+  }
+
+  /** The next record write matching `when` throws (once). */
+  failNextWrite(when: (patch: CallPatch, opts?: UpdateOptions) => boolean): void {
+    this.updateFault = when;
+  }
+
+  /** Port pairs the engine's allocator holds (its pool is full again at 0). */
+  get portsInUse(): number {
+    return this.engine['ports'].allocated;
+  }
+
+  get portCapacity(): number {
+    return this.engine['ports'].capacity;
+  }
+
+  async gauge(name: 'gateway_media_sessions' | 'gateway_calls_live'): Promise<number> {
+    const m = await this.metrics.getSingleMetric(name)!.get();
+    return m.values[0]!.value;
+  }
+
+  /** Accepts a call through the API path; resolves once its INVITE left (or the session ended first). */
+  async place(): Promise<string> {
+    const { callId } = await this.calls.initiate(
+      { company: this.store.companies.get(this.companyId)!, key: { id: 'k', name: 'key' } },
+      { destinationNumber: NUMBER, agentId: 'a1' },
+    );
+    await until(
+      () => this.legs.length > 0 || this.fault !== undefined || !this.record(callId).active,
+    );
+    return callId;
+  }
+
+  record(callId: string): CallRecord {
+    return this.store.calls.get(this.companyId, callId)!;
+  }
+
+  /** 200 OK with an answer pointing at the sink. */
+  answerSdp(): string {
+    return [
+      'v=0',
+      'o=- 1 1 IN IP4 127.0.0.1',
+      's=-',
+      'c=IN IP4 127.0.0.1',
+      't=0 0',
+      `m=audio ${this.sinkPort} RTP/AVP 0 101`,
+      'a=rtpmap:0 PCMU/8000',
+      'a=rtpmap:101 telephone-event/8000',
+      'a=fmtp:101 0-16',
+      'a=sendrecv',
+      '',
+    ].join('\r\n');
+  }
+
+  private wrapCallUpdates(): void {
+    const calls = this.store.calls;
+    const update = calls.update.bind(calls);
+    calls.update = (id, patch, at, opts) => {
+      const when = this.updateFault;
+      if (when?.(patch, opts)) {
+        this.updateFault = undefined;
+        throw this.fail(new Error(`injected store fault on ${JSON.stringify(Object.keys(patch))}`));
+      }
+      return update(id, patch, at, opts);
+    };
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function until(cond: () => boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting`);
+    await sleep(5);
+  }
+}
+
+/** True when nothing holds `port` and `port + 1` on 127.0.0.1 (the session's sockets are closed). */
+export async function portPairFree(port: number): Promise<boolean> {
+  const bind = (p: number) =>
+    new Promise<Socket | undefined>((resolve) => {
+      const s = createSocket('udp4');
+      s.once('error', () => {
+        s.close();
+        resolve(undefined);
+      });
+      s.bind({ port: p, address: '127.0.0.1', exclusive: true }, () => resolve(s));
+    });
+  const socks = [await bind(port), await bind(port + 1)];
+  await Promise.all(
+    socks.map((s) => (s ? new Promise<void>((r) => s.close(() => r())) : undefined)),
+  );
+  return socks.every((s) => s !== undefined);
+}

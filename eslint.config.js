@@ -27,6 +27,43 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
+  // Layers (DESIGN "Shape"): the calls domain depends on the ports it declares
+  // and the model, never on a store, a SIP engine or the HTTP layer; only
+  // src/store opens database transactions (everyone else has a unit of work).
+  {
+    files: ['src/calls/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/test-support/**', '**/*-test-kit.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/store/**', '**/sip/**', '**/api/**', '**/config/**'],
+              message: 'calls/ depends on its ports (calls/ports) and src/model only.',
+            },
+            {
+              group: ['better-sqlite3', 'pg', 'drachtio-srf', 'fastify'],
+              message: 'calls/ never uses a database, SIP engine or HTTP library directly.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/store/**', '**/*.test.ts', '**/test-support/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='transaction']",
+          message: 'Only src/store opens transactions; use the unit of work (store.unitOfWork.run).',
+        },
+      ],
+    },
+  },
   // plain JS (the worker's tsx boot file): no type information
   { files: ['**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   {

@@ -31,7 +31,7 @@ export class AccountService {
     settings: CompanySettings = {},
   ): Company {
     const now = this.iso();
-    return this.store.db.transaction(() => {
+    return this.store.unitOfWork.run(() => {
       const company = this.store.companies.insert({
         id: randomUUID(),
         name,
@@ -49,7 +49,7 @@ export class AccountService {
         modifiedAt: now,
       });
       return company;
-    })();
+    });
   }
 
   updatePlan(companyId: string, limits: PlanLimits): Plan {
@@ -87,11 +87,11 @@ export class AccountService {
    */
   bootstrap(apiKey: string): Company | undefined {
     if (!apiKey || this.store.companies.count() > 0) return undefined;
-    return this.store.db.transaction(() => {
+    return this.store.unitOfWork.run(() => {
       const company = this.createCompany('default');
       this.createApiKey(company.id, { name: 'bootstrap', fullAccess: true, secret: apiKey });
       return company;
-    })();
+    });
   }
 
   private iso(): string {

@@ -91,6 +91,9 @@ export class CallAttempt {
       this.resolve = resolve;
       this.reject = reject;
     });
+    // A throw before the session awaits the outcome (building the INVITE)
+    // still ends up in the session's catch; the rejection is never unhandled.
+    this.outcome.catch(() => undefined);
   }
 
   get answered(): boolean {

@@ -96,7 +96,7 @@ describe('initiate-call: accepted requests', () => {
     const res = await initiate(
       acme,
       valid({
-        additionalPhoneNumbers: '+1 (212) 555-7101 12125557102',
+        additionalPhoneNumbers: '+1 (212) 555-7101; +1 212 555 7102',
         outBoundCallerIdPrefix: '44',
       }),
     );
@@ -105,6 +105,34 @@ describe('initiate-call: accepted requests', () => {
     ).json();
     expect(rec.additionalPhoneNumbers).toEqual(['+12125557101', '+12125557102']);
     expect(rec.callerId).toBe('+442071838750');
+  });
+
+  it.each([
+    ['a number with its national formatting split in two', '+1 (212) 555-7101 12125557102'],
+    ['text with no digits', 'n/a'],
+    ['empty items', ['', ' ']],
+  ])('refuses additionalPhoneNumbers with %s: 400 naming the item', async (_name, value) => {
+    const res = await initiate(acme, valid({ additionalPhoneNumbers: value }));
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().error).toBe('invalid_additional_phone_numbers');
+    expect(res.json().reason).toMatch(/additionalPhoneNumbers\[\d\]|"/);
+  });
+
+  it('an offset-less scheduledAt is local time in the destination zone, recorded with it', async () => {
+    // +81 3: Asia/Tokyo (UTC+9); 10:00 local is 01:00Z, not 10:00 in the server's zone.
+    const res = await initiate(
+      acme,
+      valid({ destinationNumber: '+81312345678', scheduledAt: '2026-11-26T10:00:00' }),
+    );
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ scheduled: true, scheduleTime: '2026-11-26T01:00:00.000Z' });
+    const rec = (
+      await acme.request({ method: 'GET', url: `/api/v1/phones/calls/${res.json().callId}` })
+    ).json();
+    expect(rec).toMatchObject({
+      scheduledAtLocal: '2026-11-26T10:00:00.000',
+      scheduledAtZone: 'Asia/Tokyo',
+    });
   });
 
   it('a future scheduledAt answers scheduled with scheduleTime and reason', async () => {

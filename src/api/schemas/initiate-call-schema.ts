@@ -47,11 +47,16 @@ export const initiateCallBody = {
     },
     isWelcomeMessageAIGenerated: { type: 'boolean' },
     welcomeMessageOverride: { type: 'string' },
-    scheduledAt: { type: 'string', format: 'date-time' },
+    scheduledAt: {
+      type: 'string',
+      description:
+        'ISO 8601 date-time. With an offset (Z, ±hh:mm) an instant; without one, local time in the destination number\'s time zone.',
+    },
     retryDelayMinutes: { type: 'integer', minimum: 30, maximum: 1440, default: 30 },
     maxRetries: { type: 'integer', minimum: 0, maximum: 3, default: 3 },
     additionalPhoneNumbers: {
-      description: 'Alternates tried in order; comma- or space-separated; non-digits stripped.',
+      description:
+        'Alternates tried in order, each through the protections at dial time. Commas, semicolons and newlines separate; spaces, dots, dashes and parentheses are formatting when the whole item is a valid E.164 number, separators otherwise. An item that is not a valid number is a 400 naming it.',
       anyOf: [
         { type: 'string' },
         { type: 'number' },

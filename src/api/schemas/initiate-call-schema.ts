@@ -50,7 +50,7 @@ export const initiateCallBody = {
     scheduledAt: {
       type: 'string',
       description:
-        'ISO 8601 date-time. With an offset (Z, ±hh:mm) an instant; without one, local time in the destination number\'s time zone.',
+        "ISO 8601 date-time. With an offset (Z, ±hh:mm) an instant; without one, local time in the destination number's time zone.",
     },
     retryDelayMinutes: { type: 'integer', minimum: 30, maximum: 1440, default: 30 },
     maxRetries: { type: 'integer', minimum: 0, maximum: 3, default: 3 },

@@ -17,6 +17,9 @@ import type {
   SignalingPort,
 } from './ports/signaling-port.js';
 import { realTimers } from './timers.js';
+import type { AgentLinkFactory, AgentLinkHooks } from './ports/agent-link.js';
+import { RetryPolicy } from './scheduling/retry-policy.js';
+import { Scheduler } from './scheduling/scheduler.js';
 
 const NEW_YORK = async () => ({ country: 'US', zones: ['America/New_York'] });
 const QUALITY: NetworkQuality = {
@@ -353,5 +356,76 @@ describe('call state machine', () => {
       endCallReason: 'user_hungup',
       endedBy: 'shutdown',
     });
+  });
+});
+
+describe('callbacks the callee asked for', () => {
+  it('are dialed at the time asked through the cooldown, and a callback round that ends busy plans no second one', async () => {
+    let hooks: AgentLinkHooks | undefined;
+    const agents: AgentLinkFactory = () => ({
+      connect: async () => undefined,
+      start: (_media, h) => {
+        hooks = h;
+      },
+      dtmf: () => undefined,
+      stop: async () => undefined,
+    });
+    const d = new Dialer({
+      store,
+      clock,
+      zones: NEW_YORK,
+      timers: realTimers,
+      signaling,
+      media,
+      log: pino({ level: 'silent' }),
+      retries: new RetryPolicy(clock),
+      agents,
+      settings: {
+        defaultRingTimeoutSeconds: 30,
+        defaultMaxDurationSeconds: 1800,
+        stuckAfterSeconds: 60,
+      },
+    });
+    const svc = new CallService(store, clock, { dispatcher: d, zones: NEW_YORK });
+    const { callId } = await svc.initiate(who(), {
+      destinationNumber: '+12125551234',
+      agentId,
+      useAntiHarassmentProtection: true,
+      maxRetries: 1,
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    await answer(legs[0]!);
+    // Two minutes ahead: the 1-hour cooldown after this answered call would push it.
+    const callbackAt = new Date(clock.now() + 2 * 60_000).toISOString();
+    hooks!.result({
+      outboundResult: { askedToCallBackLater: true, dateTimeToCallBack: callbackAt },
+    });
+    clock.advance(30_000);
+    legs[0]!.fire('ended', { by: 'remote' });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(record(callId)).toMatchObject({
+      status: 'scheduled',
+      scheduledAt: callbackAt,
+      scheduledReason: 'customer_callback',
+      callbackNumber: '+12125551234',
+      retries: 0,
+    });
+
+    const scheduler = new Scheduler({
+      schedules: store.schedules,
+      calls: store.calls,
+      clock,
+      dial: (id, a) => d.dial(id, a),
+    });
+    clock.set(Date.parse(callbackAt));
+    await scheduler.tick();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(legs).toHaveLength(2);
+    expect(record(callId).attempts?.filter((a) => a.status === 'skipped')).toEqual([]);
+    legs[1]!.fire('failed', { status: 486, reason: 'Busy Here', cause: 'response' });
+    await vi.advanceTimersByTimeAsync(0);
+    // maxRetries 1: one retry round at most, and the earlier callback request is not planned again.
+    expect(record(callId)).toMatchObject({ status: 'busy', endCallReason: 'caller_busy' });
+    expect(store.schedules.openForCall(record(callId).id)).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@
 // and keeps the voicemail verdict.
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
+import type { OutboundResult } from '../../model/call-record.js';
 import type { Agent } from '../../model/entities.js';
 import type {
   AgentLink,
@@ -25,6 +26,7 @@ export class AgentSide {
   private answeredAtMs = 0;
   private agentTotal = 0;
   private verdict: VoicemailVerdict | undefined;
+  private reported: OutboundResult | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(
@@ -36,6 +38,15 @@ export class AgentSide {
 
   get voicemailVerdict(): VoicemailVerdict | undefined {
     return this.verdict;
+  }
+
+  /**
+   * The outcome the agent reported in THIS round. The record keeps earlier
+   * rounds' too; a callback asked for then was already planned, and must not
+   * be planned again when its own round ends.
+   */
+  get outboundResult(): OutboundResult | undefined {
+    return this.reported;
   }
 
   /**
@@ -114,6 +125,7 @@ export class AgentSide {
     this.writer.write(resultPatch(this.writer.current, report, this.agentTotal));
     if (report.totalCost !== undefined) this.agentTotal = report.totalCost;
     const result = report.outboundResult;
+    if (typeof result === 'object') this.reported = result;
     if (typeof result === 'object' && result.askedToNeverCallAgain) this.optOut();
   }
 

@@ -375,10 +375,12 @@ export class CallSession {
     const next =
       this.stopCause || this.forced || !this.deps.retries
         ? null
-        : this.deps.retries.decide(this.writer.current, {
-            ...outcome,
-            ...(reached ? { reachedNumber: reached } : {}),
-          });
+        : this.deps.retries.decide(
+            // Only this round's report: a callback asked for in an earlier
+            // round was planned then (it is this round, or already past).
+            { ...this.writer.current, outboundResult: this.agentSide.outboundResult },
+            { ...outcome, ...(reached ? { reachedNumber: reached } : {}) },
+          );
     const closing = closeRound(this.writer.current, {
       outcome,
       next,

@@ -32,7 +32,9 @@ export function finishOrphan(
   const outcome: AttemptOutcome = answeredAt
     ? { status: 'failed_during_call', endCallReason: 'call_stuck', startAt: answeredAt, endAt: now }
     : { status: 'failed', endCallReason: 'call_stuck', endAt: now };
-  const next = deps.retries?.decide(rec, outcome) ?? null;
+  // The record's outboundResult may be an earlier round's (a callback already
+  // planned then): only the retry rules apply here.
+  const next = deps.retries?.decide({ ...rec, outboundResult: undefined }, outcome) ?? null;
   const closing = closeRound(rec, {
     outcome,
     next,

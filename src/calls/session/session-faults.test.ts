@@ -74,7 +74,11 @@ async function expectEndedCleanly(
   const deadline = fault.at + 1000;
   while (!isFinal(r.record(callId).status) && Date.now() < deadline) await sleep(5);
   const rec = r.record(callId);
-  expect(isFinal(rec.status), `status ${rec.status} one second after the fault`).toBe(true);
+  expect(
+    isFinal(rec.status),
+    `one second after the fault: status ${rec.status}, media sessions ${r.engine.activeSessions}, ` +
+      `ports in use ${r.portsInUse}, live calls ${r.dialer.liveCalls}`,
+  ).toBe(true);
 
   await until(() => r.dialer.liveCalls === 0 && r.engine.activeSessions === 0, 2000).catch(
     () => undefined,
@@ -227,6 +231,31 @@ describe('a session that throws (dial-path.md)', () => {
     expect(rec).toMatchObject(AFTER_ANSWER);
     expect(leg.byes).toEqual([{ q850: 41, text: 'session_error' }]);
     expect(leg.cancels).toBe(0);
+  });
+
+  it('a throw while settling a busy reply (the participant write fails) still ends the record within a second and releases media', async () => {
+    const r = await setup();
+    const callId = await r.place();
+    const leg = theLeg(r);
+    leg.fire('provisional', { status: 180, reason: 'Ringing' });
+    r.failNextWrite((p) => p.participants !== undefined && p.status === undefined);
+    leg.fire('failed', { status: 486, reason: 'Busy Here', q850: 17, cause: 'response' });
+    // the 486 ended the INVITE transaction: there is nothing left to CANCEL
+    const rec = await expectEndedCleanly(r, callId);
+    expect(rec).toMatchObject(BEFORE_ANSWER);
+  });
+
+  it("a throw while settling the callee's hangup (the participant write fails) still ends the record within a second and releases media", async () => {
+    const r = await setup();
+    const callId = await r.place();
+    const leg = theLeg(r);
+    answer(r, leg, callId);
+    r.clock.advance(90_000);
+    r.failNextWrite((p) => p.participants !== undefined && p.status === undefined);
+    leg.fire('ended', { by: 'remote' });
+    // the far end's BYE ended the dialog: there is nothing left to BYE
+    const rec = await expectEndedCleanly(r, callId);
+    expect(rec).toMatchObject(AFTER_ANSWER);
   });
 
   it('the final write failing once after the callee hung up: the record still ends (failed_during_call / session_error), no BYE of ours, media released', async () => {

@@ -188,8 +188,8 @@ describe('durable scheduling', () => {
     await gw.daemon.stop('SIGKILL');
 
     // The crash, as the store saw it: row 1 claimed by the dead daemon (lease
-    // expired, INVITE never sent); row 2 dispatched and its record already
-    // `trying` (the INVITE left); row 3 still pending.
+    // expired, INVITE never sent); row 2 dispatched, its record `trying` with
+    // an attempt whose INVITE left (`inviteSentAt` committed); row 3 pending.
     const db = new Database(gw.daemon.dbPath);
     const rows = db
       .prepare(
@@ -203,7 +203,13 @@ describe('durable scheduling', () => {
     db.prepare(
       "UPDATE schedules SET state = 'dispatched', lease_owner = 'dead', lease_until = ?, claims = 1 WHERE id = ?",
     ).run(Date.now() - 1000, rows[1]!.id);
-    db.prepare("UPDATE calls SET status = 'trying' WHERE call_id = ?").run(ids[1]);
+    const sent = new Date().toISOString();
+    db.prepare(
+      `UPDATE calls SET status = 'trying', data = json_set(data, '$.attempts', json(?)) WHERE call_id = ?`,
+    ).run(
+      JSON.stringify([{ number: '+1', round: 1, startedAt: sent, inviteSentAt: sent }]),
+      ids[1],
+    );
     db.close();
 
     const again = await gateway({ GATEWAY_DB_PATH: gw.daemon.dbPath });

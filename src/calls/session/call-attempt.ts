@@ -149,6 +149,10 @@ export class CallAttempt {
    * finishes in the background (dial-path.md "Drain").
    */
   end(reason: string): void {
+    this.guard(() => this.endNow(reason));
+  }
+
+  private endNow(reason: string): void {
     if (this.settled || this.localEnd) return;
     this.localEnd = reason;
     const leg = this.leg;
@@ -213,7 +217,9 @@ export class CallAttempt {
       negotiated = this.media.applyAnswer(sdp);
     } catch (err) {
       const code = (err as { code?: string }).code;
-      const endCallReason = code && SDP_FAILURES.has(code) ? code : 'sdp_error';
+      this.answeredAt = now; // a dialog exists: it is ended with BYE
+      if (!code || !SDP_FAILURES.has(code)) throw err; // our fault, not the far end's SDP
+      const endCallReason = code;
       this.log.warn({ endCallReason }, 'answer SDP unusable: hanging up');
       this.answeredAt = now;
       this.localEnd = endCallReason;
@@ -290,14 +296,20 @@ export class CallAttempt {
     });
   }
 
+  /** Resolves the outcome; a failing write instead rejects it (never left pending). */
   private settle(outcome: AttemptOutcome): void {
     if (this.settled) return;
-    this.settled = true;
     this.clearTimers();
-    this.writer.updateParticipant(this.participant, {
-      status: participantStatus(outcome),
-      ...(this.answered ? { leftAt: outcome.endAt } : {}),
-    });
+    try {
+      this.writer.updateParticipant(this.participant, {
+        status: participantStatus(outcome),
+        ...(this.answered ? { leftAt: outcome.endAt } : {}),
+      });
+    } catch (err) {
+      this.abort(err);
+      return;
+    }
+    this.settled = true;
     this.resolve(outcome);
   }
 

@@ -78,6 +78,8 @@ export class CallSession {
   private attempt: CallAttempt | undefined;
   private media: MediaLeg | undefined;
   private claimed = false;
+  /** The attempt being dialed (index in the record's attempts). */
+  private attemptIndex: number | undefined;
   private stopCause: EndedBy | undefined;
   private forced = false;
   readonly done: Promise<CallRecord>;
@@ -274,6 +276,7 @@ export class CallSession {
     index: number,
   ): Promise<AttemptOutcome> {
     const now = this.writer.now();
+    this.attemptIndex = index;
     const notDialed = (endCallReason: string): AttemptOutcome => {
       this.writer.updateAttempt(index, { status: 'failed', endCallReason, endedAt: now });
       return { status: 'failed', endCallReason, endAt: now };
@@ -341,6 +344,7 @@ export class CallSession {
     }
     const outcome = await attempt.outcome;
     this.attempt = undefined;
+    this.attemptIndex = undefined;
     this.clock.enter('finishing');
     const closed = await this.closeMedia();
     this.writer.updateAttempt(index, {
@@ -513,15 +517,18 @@ export class CallSession {
   private failSafe(err: unknown): CallRecord {
     this.attempt?.abort(err);
     const answered = this.writer.current.status === 'in_call';
+    const status = answered ? 'failed_during_call' : 'failed';
+    const endCallReason = answered ? 'voip_phone_service_failed' : 'failed_to_connect';
+    const endAt = this.writer.now();
+    // The attempt in progress ends too, so the counters see what was dialed.
+    const attempts =
+      this.attemptIndex === undefined
+        ? {}
+        : this.writer.attemptPatch(this.attemptIndex, { status, endCallReason, endedAt: endAt });
     try {
       this.writer.status(
-        answered ? 'failed_during_call' : 'failed',
-        {
-          endCallReason: answered ? 'voip_phone_service_failed' : 'failed_to_connect',
-          endDetail: 'session_error',
-          endAt: this.writer.now(),
-          active: false,
-        },
+        status,
+        { ...attempts, endCallReason, endDetail: 'session_error', endAt, active: false },
         'session_error',
       );
     } catch (writeErr) {

@@ -93,13 +93,7 @@ export class Dialer implements CallDispatcher {
         finishOrphan(this.deps, rec, 'recovery');
         continue;
       }
-      const again = store.calls.update(
-        rec.id,
-        { ...closeUnsentAttempts(rec, this.now()), status: 'to_be_processed' },
-        this.now(),
-        { onlyFrom: [rec.status], detail: 'recovered_before_invite' },
-      );
-      if (again) this.accepted(again);
+      this.redial(rec, 'recovered_before_invite');
     }
     for (const rec of store.calls.findByStatus(['to_be_processed'])) this.accepted(rec);
     this.deps.onScheduled?.();
@@ -133,15 +127,7 @@ export class Dialer implements CallDispatcher {
       if (this.sessions.has(rec.id) || Date.parse(rec.modifiedAt) > staleBefore) continue;
       if (rec.status === 'to_be_processed') this.accepted(rec);
       else if (inviteMayHaveLeft(rec)) finishOrphan(this.deps, rec, 'watchdog');
-      else {
-        const again = store.calls.update(
-          rec.id,
-          { ...closeUnsentAttempts(rec, this.now()), status: 'to_be_processed' },
-          this.now(),
-          { onlyFrom: [rec.status], detail: 'watchdog_before_invite' },
-        );
-        if (again) this.accepted(again);
-      }
+      else this.redial(rec, 'watchdog_before_invite');
     }
   }
 
@@ -167,6 +153,21 @@ export class Dialer implements CallDispatcher {
         this.deps.log.error({ err }, 'record not finished at shutdown');
       }
     }
+  }
+
+  /**
+   * A live record whose round never sent its INVITE: back to
+   * `to_be_processed` (one compare-and-set: at most one session takes it)
+   * and dialed, through the gate.
+   */
+  private redial(rec: CallRecord, detail: string): void {
+    const again = this.deps.store.calls.update(
+      rec.id,
+      { ...closeUnsentAttempts(rec, this.now()), status: 'to_be_processed' },
+      this.now(),
+      { onlyFrom: [rec.status], detail },
+    );
+    if (again) this.accepted(again);
   }
 
   private now(): string {

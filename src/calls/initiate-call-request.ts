@@ -1,5 +1,6 @@
 // Validation of the call-initiation body (spec §2.1, §4.1 rules 1-2, §8),
 // field by field, with one precise error per failure. Pure: no store access.
+import { SUPER_VARIABLE_TYPES, type SuperVariable } from '../model/call-record.js';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { GatewayError } from '../errors.js';
 import {
@@ -10,14 +11,10 @@ import {
 
 export type { RequestedSchedule } from './intake/scheduled-at.js';
 
-export const SUPER_VARIABLE_TYPES = ['text', 'number', 'boolean', 'date', 'time'] as const;
+export { SUPER_VARIABLE_TYPES };
 export type SuperVariableType = (typeof SUPER_VARIABLE_TYPES)[number];
 
-export interface SuperVariable {
-  placeholder: string;
-  value: string;
-  type?: SuperVariableType;
-}
+export type { SuperVariable };
 
 export interface InitiateCallRequest {
   sipTrunkId?: string;

@@ -3,22 +3,10 @@
 // call's status, endCallReason and sipFailure. The cause wins over the
 // status code; when a cause fits several rows, the status code picks the row.
 
-export type SipFailureKind =
-  | 'number_not_in_service'
-  | 'invalid_number'
-  | 'rejected'
-  | 'barred'
-  | 'phone_unreachable'
-  | 'network_busy'
-  | 'no_credit';
+import type { SipFailure } from '../model/call-record.js';
 
-export interface SipFailure {
-  code: number;
-  reason?: string;
-  warning?: string;
-  q850?: number;
-  kind?: SipFailureKind;
-}
+export type { SipFailure };
+export type SipFailureKind = NonNullable<SipFailure['kind']>;
 
 export interface LegFailureInput {
   status: number;

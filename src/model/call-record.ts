@@ -136,10 +136,13 @@ export interface AiDialogueEntry {
   content: string;
 }
 
+export const SUPER_VARIABLE_TYPES = ['text', 'number', 'boolean', 'date', 'time'] as const;
+
+/** spec §2.1 `superVariables` value. */
 export interface SuperVariable {
   placeholder: string;
   value: string;
-  type?: 'text' | 'number' | 'boolean' | 'date' | 'time';
+  type?: (typeof SUPER_VARIABLE_TYPES)[number];
 }
 
 /** spec §2.5 `outboundResult`. */

@@ -1,19 +1,7 @@
 // What the calls domain needs from the RTP layer (src/media fits it).
 
-export interface NetworkQuality {
-  packetsReceived: number;
-  packetsLost: number;
-  lossPct: number;
-  packetsOutOfOrder: number;
-  jitterMs: number;
-  farEnd?: {
-    reports: number;
-    lossPct: number;
-    worstLossPct: number;
-    packetsLost: number;
-    jitter: number;
-  };
-}
+export type { NetworkQuality } from '../../model/call-record.js';
+import type { NetworkQuality } from '../../model/call-record.js';
 
 export interface NegotiatedMedia {
   codec: string;

@@ -7,7 +7,6 @@ import type { DestinationZones } from './destination-zones.js';
 import {
   evaluateProtections,
   PROTECTION_CHECK_ORDER,
-  recheckBeforeDial,
   type ProtectionInput,
 } from './evaluate-protections.js';
 import { addAnswered, addCall, addFailed, makeKit, type Kit } from './protections-test-kit.js';
@@ -374,55 +373,6 @@ describe('evaluateProtections', () => {
       );
       expect(d.kind).toBe('allow');
     });
-  });
-});
-
-describe('recheckBeforeDial', () => {
-  it('the scheduled record does not block itself; allowed inside the window', () => {
-    const kit = makeKit();
-    const r = addCall(kit, { status: 'scheduled', useAntiHarassmentProtection: true });
-    expect(recheckBeforeDial(r, {}, NY, kit.deps)).toEqual({
-      kind: 'allow',
-      zones: ['America/New_York'],
-    });
-  });
-
-  it('another scheduled call does not block; a live one moves the dial', () => {
-    const kit = makeKit();
-    const r = addCall(kit, { status: 'scheduled' });
-    addCall(kit, { status: 'scheduled', agentId: 'other' });
-    expect(recheckBeforeDial(r, {}, NY, kit.deps).kind).toBe('allow');
-    addCall(kit, { status: 'in_call', agentId: 'other' });
-    expect(recheckBeforeDial(r, {}, NY, kit.deps)).toMatchObject({
-      kind: 'reschedule',
-      at: Date.parse('2026-03-10T15:05:00.000Z'),
-      reason: 'call_already_in_progress',
-    });
-  });
-
-  it('late: now outside the window → rescheduled to the next window', () => {
-    const kit = makeKit({ now: '2026-03-11T02:00:00Z' });
-    const r = addCall(kit, { status: 'scheduled' });
-    expect(recheckBeforeDial(r, {}, NY, kit.deps)).toMatchObject({
-      kind: 'reschedule',
-      at: Date.parse('2026-03-11T13:00:00.000Z'),
-      reason: 'outside_calling_hours',
-    });
-  });
-
-  it('cooldown moves the dial to its end; a permanent opt-out refuses', () => {
-    const kit = makeKit();
-    const r = addCall(kit, { status: 'scheduled' });
-    addAnswered(kit, NUMBER, '2026-03-10T14:30:00.000Z', 2);
-    expect(recheckBeforeDial(r, {}, NY, kit.deps)).toMatchObject({
-      kind: 'reschedule',
-      at: Date.parse('2026-03-10T15:32:00.000Z'),
-      reason: 'cooldown_period_active',
-    });
-    kit.store.optOuts.save(optOut(kit, { permanent: true }));
-    const d = recheckBeforeDial(r, {}, NY, kit.deps);
-    expect(d.kind).toBe('refuse');
-    expect(d.kind === 'refuse' && d.error.code).toBe('callee_opted_out');
   });
 });
 

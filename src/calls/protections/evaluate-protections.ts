@@ -4,7 +4,6 @@
 // they move the call to the next allowed instant (a 200 with scheduled true).
 import type { Clock } from '../../clock.js';
 import type { CompanySettings } from '../../model/entities.js';
-import type { CallRecord } from '../../model/call-record.js';
 import { CallError } from '../call-error.js';
 import { antiHarassmentRefusal } from './anti-harassment.js';
 import type { CallHistory } from './call-history.js';
@@ -137,65 +136,4 @@ export function applyTimeAndDayRules(
 
 export function isTestNumber(settings: CompanySettings, phoneNumber: string): boolean {
   return Array.isArray(settings.testNumbers) && settings.testNumbers.includes(phoneNumber);
-}
-
-export type RecheckDecision =
-  | { kind: 'allow'; zones: string[] }
-  | { kind: 'reschedule'; at: number; reason: string; error?: CallError }
-  | { kind: 'refuse'; error: CallError };
-
-/**
- * Re-check of a scheduled or retried call just before it is dialed (the
- * scheduler, also after a restart). Only live calls block here (two
- * scheduled calls never hold each other off), and the 60 s rule does not
- * apply; the record's own earlier attempts count for the anti-harassment
- * rule. A refusal that can clear (retryable) moves the call to its
- * `nextAllowedAt`; one that cannot (a permanent opt-out, no allowed day)
- * refuses, and the caller cancels the record.
- */
-export function recheckBeforeDial(
-  record: CallRecord,
-  settings: CompanySettings,
-  destination: DestinationZones,
-  deps: ProtectionDeps,
-  phoneNumber: string = record.phoneNumber,
-): RecheckDecision {
-  const now = deps.clock.now();
-  const antiHarassment =
-    record.useAntiHarassmentProtection !== false && !isTestNumber(settings, phoneNumber);
-  const error =
-    optOutRefusal(deps.optOuts, record.companyId, phoneNumber, now, now) ??
-    inProgressRefusal(deps.history, record.companyId, phoneNumber, record.agentId, now, {
-      excludeRecordId: record.id,
-      liveOnly: true,
-    }) ??
-    (antiHarassment
-      ? antiHarassmentRefusal(deps.history, record.companyId, phoneNumber, now, now)
-      : undefined);
-  let from = now;
-  if (error) {
-    const next = error.details?.nextAllowedAt;
-    if (error.details?.retryable !== true || typeof next !== 'string') {
-      return { kind: 'refuse', error };
-    }
-    from = Date.parse(next);
-  }
-  try {
-    const d = applyTimeAndDayRules(
-      {
-        settings,
-        destination,
-        overrideTimeRestriction: record.overrideTimeRestriction === true,
-        overrideDayRestriction: record.overrideDayRestriction === true,
-      },
-      from,
-      now,
-    );
-    if (d.kind === 'allow') return { kind: 'allow', zones: d.zones };
-    const reason = error ? error.code : d.reason;
-    return { kind: 'reschedule', at: Date.parse(d.at), reason, ...(error ? { error } : {}) };
-  } catch (e) {
-    if (e instanceof CallError) return { kind: 'refuse', error: e };
-    throw e;
-  }
 }

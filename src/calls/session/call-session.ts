@@ -7,12 +7,7 @@
 // exceptions included.
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
-import type {
-  CallRecord,
-  DialedAttempt,
-  EndedBy,
-  SkippedAttempt,
-} from '../../model/call-record.js';
+import type { CallRecord, EndedBy, SkippedAttempt } from '../../model/call-record.js';
 import { OPEN_STATUSES, type CallStatus } from '../../model/call-status.js';
 import type { Agent, SipTrunk } from '../../model/entities.js';
 import { buildDialRequest } from '../invite-request.js';
@@ -20,11 +15,9 @@ import type { AgentLink, AgentLinkFactory } from '../ports/agent-link.js';
 import type { CallStore } from '../ports/call-store.js';
 import type { MediaLeg, MediaPort } from '../ports/media-port.js';
 import type { SignalingPort } from '../ports/signaling-port.js';
-import { checkDial, type DialPurpose } from '../protections/dial-gate.js';
+import type { DialPurpose } from '../protections/dial-gate.js';
 import type { DestinationZones } from '../protections/destination-zones.js';
-import { applyTimeAndDayRules } from '../protections/evaluate-protections.js';
 import type { RetryPolicy } from '../scheduling/retry-policy.js';
-import { insertScheduleRow, scheduledPatch } from '../scheduling/schedule-call.js';
 import type { Timers } from '../timers.js';
 import type { TrunkHealth } from '../trunk-resolution.js';
 import { AgentSide } from './agent-side.js';
@@ -33,6 +26,13 @@ import { dialTimeLimit } from './dial-time-limit.js';
 import { RecordWriter } from './record-writer.js';
 import { callDuration, closeRound } from './round-closing.js';
 import { round6 } from './agent-reports.js';
+import {
+  intoCallingRules,
+  numbersOfRound,
+  pickNumber,
+  writeDeferral,
+  writeRoundEnd,
+} from './round-writes.js';
 import { SessionClock, type SessionPhase } from './session-clock.js';
 
 export interface CallSessionDeps {
@@ -66,9 +66,6 @@ export const PRE_DIAL_STATUSES: readonly CallStatus[] = ['scheduled', 'to_be_pro
 const TRY_NEXT = new Set(['busy', 'missed', 'failed']);
 
 const MEDIA_CLOSE_TIMEOUT_MS = 2000;
-
-type Pick =
-  { kind: 'dial'; index: number } | { kind: 'skip'; attempt: SkippedAttempt } | { kind: 'lost' };
 
 export class CallSession {
   private readonly writer: RecordWriter;
@@ -166,7 +163,7 @@ export class CallSession {
       record.scheduledReason === 'customer_callback' && record.callbackNumber
         ? 'customer_callback'
         : 'dial';
-    const numbers = this.numbersOfRound(round, purpose);
+    const numbers = numbersOfRound(this.writer.current, round, purpose);
     const zones = new Map<string, DestinationZones>();
     for (const n of numbers) zones.set(n, await this.deps.zones(n));
 
@@ -174,13 +171,22 @@ export class CallSession {
     let outcome: AttemptOutcome | undefined;
     for (const number of numbers) {
       if (this.stopCause) break;
-      const pick = this.pick(number, round, zones.get(number)!, purpose);
+      const pick = pickNumber(this.deps.store, this.deps.clock, this.writer, {
+        number,
+        round,
+        destination: zones.get(number)!,
+        purpose,
+        from: this.claimed ? OPEN_STATUSES : PRE_DIAL_STATUSES,
+        ...(this.idempotencyKey ? { idempotencyKey: this.idempotencyKey } : {}),
+      });
       if (pick.kind === 'lost') return this.writer.current;
       if (pick.kind === 'skip') {
         skipped.push(pick.attempt);
         this.log.info({ skipReason: pick.attempt.skipReason }, 'number skipped by the dial gate');
         continue;
       }
+      this.claimed = true;
+      this.clock.enter('starting');
       if (agent && !(await this.agentSide.connected(agent, this.deps.agents))) {
         this.writer.updateAttempt(pick.index, {
           status: 'failed',
@@ -199,74 +205,14 @@ export class CallSession {
     }
     if (outcome) return this.finish(outcome);
     if (this.stopCause) return this.endUndialed('cancelled', 'user_hungup');
-    return this.deferRound(round, skipped);
-  }
-
-  /** The round's numbers not yet dialed (a round resumed after a crash skips those whose INVITE left). */
-  private numbersOfRound(round: number, purpose: DialPurpose): string[] {
-    const r = this.writer.current;
-    const all =
-      purpose === 'customer_callback' && r.callbackNumber
-        ? [r.callbackNumber]
-        : [r.phoneNumber, ...r.additionalPhoneNumbers];
-    const sent = new Set(
-      (r.attempts ?? [])
-        .filter((a): a is DialedAttempt => a.status !== 'skipped' && a.round === round)
-        .filter((a) => a.inviteSentAt !== undefined)
-        .map((a) => a.number),
+    const from = this.claimed ? OPEN_STATUSES : PRE_DIAL_STATUSES;
+    const how = writeDeferral(this.deps.store, this.writer, round, skipped, from);
+    this.log.info(
+      { skipReason: skipped[0]?.skipReason, how },
+      'no number of the round may be dialed now',
     );
-    return [...new Set(all)].filter((n) => !sent.has(n));
-  }
-
-  /**
-   * The gate's verdict and the write that acts on it, in one unit of work:
-   * a skipped number is appended to the attempts; a number to dial gets its
-   * attempt and the record moves to `trying` (the first time by a
-   * compare-and-set from its pre-dial status: at most one session dials it).
-   */
-  private pick(
-    number: string,
-    round: number,
-    destination: DestinationZones,
-    purpose: DialPurpose,
-  ): Pick {
-    const { store, clock } = this.deps;
-    return store.unitOfWork.run((): Pick => {
-      const record = this.writer.current;
-      const settings = store.companies.get(record.companyId)?.settings ?? {};
-      const verdict = checkDial(
-        { record, number, destination, settings, purpose },
-        { history: store.callHistory, optOuts: store.optOuts, clock },
-      );
-      const from = this.claimed ? OPEN_STATUSES : PRE_DIAL_STATUSES;
-      const now = this.writer.now();
-      if (verdict.kind === 'skip') {
-        const attempt: SkippedAttempt = {
-          number,
-          round,
-          status: 'skipped',
-          skipReason: verdict.reason,
-          at: now,
-          ...(verdict.nextAllowedAt !== undefined
-            ? { nextAllowedAt: new Date(verdict.nextAllowedAt).toISOString() }
-            : {}),
-        };
-        const { attempts } = this.writer.attemptAppend(attempt);
-        return this.writer.write({ attempts }, undefined, from)
-          ? { kind: 'skip', attempt }
-          : { kind: 'lost' };
-      }
-      const { attempts, index } = this.writer.attemptAppend({
-        number,
-        round,
-        startedAt: now,
-        ...(this.idempotencyKey ? { idempotencyKey: this.idempotencyKey } : {}),
-      });
-      if (!this.writer.status('trying', { attempts }, 'dial', from)) return { kind: 'lost' };
-      this.claimed = true;
-      this.clock.enter('starting');
-      return { kind: 'dial', index };
-    });
+    if (how === 'deferred') this.deps.onScheduled?.();
+    return this.writer.current;
   }
 
   private async dial(
@@ -389,37 +335,23 @@ export class CallSession {
       outcome,
       next,
       ...(next
-        ? { nextDueAt: this.intoCallingRules(next.numbers?.[0] ?? rec.phoneNumber, next.dueAt) }
+        ? {
+            nextDueAt: intoCallingRules(
+              this.deps.store,
+              rec,
+              next.numbers?.[0] ?? rec.phoneNumber,
+              next.dueAt,
+            ),
+          }
         : {}),
       duration,
       totalCost: round6(rec.totalCost + cost),
       ...(this.stopCause ? { endedBy: this.stopCause } : {}),
     });
-    const { store } = this.deps;
-    // The charge and the round's end in one transaction: one fsync, and a
-    // crash cannot leave a charged call unfinished or a finished one uncharged.
-    store.unitOfWork.run(() => {
-      if (duration > 0 || cost > 0)
-        store.companies.charge(rec.companyId, duration, cost, outcome.endAt);
-      if (closing.kind === 'final') {
-        this.writer.status(closing.status, closing.patch);
-        return;
-      }
-      const row = insertScheduleRow(
-        store.schedules,
-        rec.companyId,
-        {
-          recordId: rec.id,
-          dueAt: closing.dueAt,
-          kind: closing.scheduleKind,
-          round: closing.round,
-        },
-        this.writer.now(),
-      );
-      this.writer.write(
-        { ...closing.patch, ...scheduledPatch(closing.scheduleKind, row, this.writer.now()) },
-        `scheduled:${closing.scheduleKind}`,
-      );
+    writeRoundEnd(this.deps.store, this.writer, closing, {
+      seconds: duration,
+      cost,
+      at: outcome.endAt,
     });
     if (closing.kind === 'next_round') {
       this.log.info(
@@ -434,67 +366,6 @@ export class CallSession {
       );
     }
     return this.writer.current;
-  }
-
-  /**
-   * Nothing of the round was dialed: every number was refused by the gate.
-   * The round waits for the earliest instant at which one may be dialed; when
-   * none ever may (permanent opt-outs), the call is cancelled.
-   */
-  private deferRound(round: number, skipped: SkippedAttempt[]): CallRecord {
-    const times = skipped.flatMap((s) => (s.nextAllowedAt ? [Date.parse(s.nextAllowedAt)] : []));
-    const first = skipped[0];
-    if (times.length === 0 || !first) {
-      const reason = first?.skipReason ?? 'callee_opted_out';
-      this.writer.status(
-        'cancelled',
-        { active: false, endAt: this.writer.now(), cancelledReason: reason },
-        `protections:${reason}`,
-        this.claimed ? OPEN_STATUSES : PRE_DIAL_STATUSES,
-      );
-      return this.writer.current;
-    }
-    const dueAt = Math.min(...times);
-    const rec = this.writer.current;
-    const kind = rec.scheduledReason ?? 'initial';
-    this.deps.store.unitOfWork.run(() => {
-      const row = insertScheduleRow(
-        this.deps.store.schedules,
-        rec.companyId,
-        { recordId: rec.id, dueAt, kind, round },
-        this.writer.now(),
-      );
-      this.writer.write(
-        { ...scheduledPatch(kind, row, this.writer.now()), scheduleCause: first.skipReason },
-        `rescheduled:${first.skipReason}`,
-        this.claimed ? OPEN_STATUSES : PRE_DIAL_STATUSES,
-      );
-    });
-    this.log.info({ skipReason: first.skipReason }, 'round deferred by the dial gate');
-    this.deps.onScheduled?.();
-    return this.writer.current;
-  }
-
-  /** `at` moved to the next instant the number's calling rules allow. */
-  private intoCallingRules(number: string, at: number): number {
-    const r = this.writer.current;
-    const zones = r.destinationTimeZones;
-    if (number !== r.phoneNumber || !zones || zones.length === 0) return at;
-    try {
-      const d = applyTimeAndDayRules(
-        {
-          settings: this.deps.store.companies.get(r.companyId)?.settings ?? {},
-          destination: { country: r.destinationCountry ?? null, zones },
-          overrideTimeRestriction: r.overrideTimeRestriction,
-          overrideDayRestriction: r.overrideDayRestriction,
-        },
-        at,
-        at,
-      );
-      return Date.parse(d.at);
-    } catch {
-      return at; // the gate decides when the round is due
-    }
   }
 
   /** A call that ends before any INVITE of this session (no trunk, no agent, hung up). */

@@ -1,0 +1,206 @@
+// The writes that move a dial round on, each in one unit of work: the gate's
+// verdict on a number with the attempt it leads to, the round's end (final
+// status, or the next round scheduled) with the plan's charge, and a round
+// the gate deferred. The call session calls these with its own writer: it
+// stays the only writer of its record (docs/decisions/dial-path.md).
+import type { Clock } from '../../clock.js';
+import type { CallRecord, DialedAttempt, SkippedAttempt } from '../../model/call-record.js';
+import type { CallStatus } from '../../model/call-status.js';
+import type { CallStore } from '../ports/call-store.js';
+import { checkDial, type DialPurpose } from '../protections/dial-gate.js';
+import type { DestinationZones } from '../protections/destination-zones.js';
+import { applyTimeAndDayRules } from '../protections/evaluate-protections.js';
+import { insertScheduleRow, scheduledPatch } from '../scheduling/schedule-call.js';
+import type { RecordWriter } from './record-writer.js';
+import type { RoundClosing } from './round-closing.js';
+
+export type NumberPick =
+  | { kind: 'dial'; index: number }
+  | { kind: 'skip'; attempt: SkippedAttempt }
+  /** The record was not in a status this session may write from: another owner has it. */
+  | { kind: 'lost' };
+
+export interface PickRequest {
+  number: string;
+  round: number;
+  destination: DestinationZones;
+  purpose: DialPurpose;
+  /** Statuses the record may be in (pre-dial until the session has claimed it). */
+  from: readonly CallStatus[];
+  idempotencyKey?: string;
+}
+
+/**
+ * The gate's verdict and the write that acts on it, in one unit of work: a
+ * skipped number is appended to the attempts; a number to dial gets its
+ * attempt and the record moves to `trying` (the first time by a
+ * compare-and-set from its pre-dial status: at most one session dials it).
+ */
+export function pickNumber(
+  store: CallStore,
+  clock: Clock,
+  writer: RecordWriter,
+  req: PickRequest,
+): NumberPick {
+  return store.unitOfWork.run((): NumberPick => {
+    const record = writer.current;
+    const verdict = checkDial(
+      {
+        record,
+        number: req.number,
+        destination: req.destination,
+        settings: store.companies.get(record.companyId)?.settings ?? {},
+        purpose: req.purpose,
+      },
+      { history: store.callHistory, optOuts: store.optOuts, clock },
+    );
+    const now = writer.now();
+    if (verdict.kind === 'skip') {
+      const attempt: SkippedAttempt = {
+        number: req.number,
+        round: req.round,
+        status: 'skipped',
+        skipReason: verdict.reason,
+        at: now,
+        ...(verdict.nextAllowedAt !== undefined
+          ? { nextAllowedAt: new Date(verdict.nextAllowedAt).toISOString() }
+          : {}),
+      };
+      const { attempts } = writer.attemptAppend(attempt);
+      return writer.write({ attempts }, undefined, req.from)
+        ? { kind: 'skip', attempt }
+        : { kind: 'lost' };
+    }
+    const { attempts, index } = writer.attemptAppend({
+      number: req.number,
+      round: req.round,
+      startedAt: now,
+      ...(req.idempotencyKey ? { idempotencyKey: req.idempotencyKey } : {}),
+    });
+    return writer.status('trying', { attempts }, 'dial', req.from)
+      ? { kind: 'dial', index }
+      : { kind: 'lost' };
+  });
+}
+
+/** The round's numbers not yet dialed (a round resumed after a crash skips those whose INVITE left). */
+export function numbersOfRound(
+  r: Readonly<CallRecord>,
+  round: number,
+  purpose: DialPurpose,
+): string[] {
+  const all =
+    purpose === 'customer_callback' && r.callbackNumber
+      ? [r.callbackNumber]
+      : [r.phoneNumber, ...r.additionalPhoneNumbers];
+  const sent = new Set(
+    (r.attempts ?? [])
+      .filter((a): a is DialedAttempt => a.status !== 'skipped' && a.round === round)
+      .filter((a) => a.inviteSentAt !== undefined)
+      .map((a) => a.number),
+  );
+  return [...new Set(all)].filter((n) => !sent.has(n));
+}
+
+/**
+ * The round's end and the plan's charge in one transaction: one fsync, and a
+ * crash cannot leave a charged call unfinished or a finished one uncharged.
+ */
+export function writeRoundEnd(
+  store: CallStore,
+  writer: RecordWriter,
+  closing: RoundClosing,
+  charge: { seconds: number; cost: number; at: string },
+): void {
+  const rec = writer.current;
+  store.unitOfWork.run(() => {
+    if (charge.seconds > 0 || charge.cost > 0) {
+      store.companies.charge(rec.companyId, charge.seconds, charge.cost, charge.at);
+    }
+    if (closing.kind === 'final') {
+      writer.status(closing.status, closing.patch);
+      return;
+    }
+    const row = insertScheduleRow(
+      store.schedules,
+      rec.companyId,
+      { recordId: rec.id, dueAt: closing.dueAt, kind: closing.scheduleKind, round: closing.round },
+      writer.now(),
+    );
+    writer.write(
+      { ...closing.patch, ...scheduledPatch(closing.scheduleKind, row, writer.now()) },
+      `scheduled:${closing.scheduleKind}`,
+    );
+  });
+}
+
+/**
+ * Nothing of the round was dialed: every number was refused by the gate.
+ * The round waits for the earliest instant at which one may be dialed; when
+ * none ever may (permanent opt-outs), the call is cancelled.
+ */
+export function writeDeferral(
+  store: CallStore,
+  writer: RecordWriter,
+  round: number,
+  skipped: readonly SkippedAttempt[],
+  from: readonly CallStatus[],
+): 'deferred' | 'cancelled' {
+  const times = skipped.flatMap((s) => (s.nextAllowedAt ? [Date.parse(s.nextAllowedAt)] : []));
+  const first = skipped[0];
+  if (times.length === 0 || !first) {
+    const reason = first?.skipReason ?? 'callee_opted_out';
+    writer.status(
+      'cancelled',
+      { active: false, endAt: writer.now(), cancelledReason: reason },
+      `protections:${reason}`,
+      from,
+    );
+    return 'cancelled';
+  }
+  const rec = writer.current;
+  const kind = rec.scheduledReason ?? 'initial';
+  store.unitOfWork.run(() => {
+    const row = insertScheduleRow(
+      store.schedules,
+      rec.companyId,
+      { recordId: rec.id, dueAt: Math.min(...times), kind, round },
+      writer.now(),
+    );
+    writer.write(
+      { ...scheduledPatch(kind, row, writer.now()), scheduleCause: first.skipReason },
+      `rescheduled:${first.skipReason}`,
+      from,
+    );
+  });
+  return 'deferred';
+}
+
+/**
+ * `at` moved to the next instant the primary number's calling rules allow
+ * (the gate judges every number again when the round is due).
+ */
+export function intoCallingRules(
+  store: CallStore,
+  r: Readonly<CallRecord>,
+  number: string,
+  at: number,
+): number {
+  const zones = r.destinationTimeZones;
+  if (number !== r.phoneNumber || !zones || zones.length === 0) return at;
+  try {
+    const d = applyTimeAndDayRules(
+      {
+        settings: store.companies.get(r.companyId)?.settings ?? {},
+        destination: { country: r.destinationCountry ?? null, zones },
+        overrideTimeRestriction: r.overrideTimeRestriction,
+        overrideDayRestriction: r.overrideDayRestriction,
+      },
+      at,
+      at,
+    );
+    return Date.parse(d.at);
+  } catch {
+    return at; // the gate decides when the round is due
+  }
+}

@@ -1,12 +1,33 @@
 // The stored objects, as the rest of the program sees them. Timestamps are
 // ISO 8601 strings in UTC.
 
+export interface CallingWindow {
+  /** Local "HH:mm", inclusive. */
+  start: string;
+  /** Local "HH:mm" (or "24:00"), exclusive. */
+  end: string;
+}
+
+/** One entry of `CompanySettings.callingRules` (docs/decisions/protections.md; all optional). */
+export interface CallingRulesSetting {
+  window?: CallingWindow;
+  /** ISO weekdays, 1 = Monday … 7 = Sunday. */
+  weekendDays?: number[];
+  blockWeekends?: boolean;
+  blockHolidays?: boolean;
+  /** Local dates "YYYY-MM-DD" on which no call is placed. */
+  extraBlockedDates?: string[];
+  /** Zone deciding when the number's zones share no calling hour. */
+  defaultZone?: string;
+}
+
 export interface CompanySettings {
   /** Default of useAntiHarassmentProtection for this company (DESIGN: on). */
   antiHarassmentDefault?: boolean;
   /** Numbers that bypass the anti-harassment rule (spec §8: test numbers). */
   testNumbers?: string[];
-  [key: string]: unknown;
+  /** Time and day rules: `default` and per country (ISO 3166-1 alpha-2), the country's entry winning key by key. */
+  callingRules?: Record<string, CallingRulesSetting>;
 }
 
 export interface Company {

@@ -11,27 +11,9 @@
 // built-in values: window 09:00-21:00, the country's CLDR weekend, weekends
 // and public holidays blocked, no extra dates.
 import Holidays from 'date-holidays';
-import type { CompanySettings } from '../../model/entities.js';
+import type { CallingRulesSetting, CallingWindow, CompanySettings } from '../../model/entities.js';
 
-export interface CallingWindow {
-  /** Local "HH:mm", inclusive. */
-  start: string;
-  /** Local "HH:mm" (or "24:00"), exclusive. */
-  end: string;
-}
-
-/** One country's entry in `settings.callingRules` (as stored; all optional). */
-export interface CallingRulesSetting {
-  window?: CallingWindow;
-  /** ISO weekdays, 1 = Monday … 7 = Sunday. */
-  weekendDays?: number[];
-  blockWeekends?: boolean;
-  blockHolidays?: boolean;
-  /** Local dates "YYYY-MM-DD" on which no call is placed. */
-  extraBlockedDates?: string[];
-  /** Zone deciding when the number's zones share no calling hour. */
-  defaultZone?: string;
-}
+export type { CallingRulesSetting, CallingWindow };
 
 /** The rules in force for one country, every value settled. */
 export interface CallingRules {
@@ -90,7 +72,7 @@ export function countryWeekend(country: string | null): number[] {
 
 /** The rules for `country` under the company's settings. */
 export function callingRulesFor(settings: CompanySettings, country: string | null): CallingRules {
-  const all = (settings.callingRules ?? {}) as Record<string, CallingRulesSetting | undefined>;
+  const all: Partial<Record<string, CallingRulesSetting>> = settings.callingRules ?? {};
   const base = all.default ?? {};
   const own = (country ? all[country] : undefined) ?? {};
   const pick = <K extends keyof CallingRulesSetting>(k: K): CallingRulesSetting[K] =>

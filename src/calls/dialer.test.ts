@@ -92,6 +92,7 @@ let agentId: string;
 
 const signaling: SignalingPort = {
   invite: (req) => {
+    req.onSending?.(); // as a SIP stack does, right before the INVITE leaves
     const leg = new FakeLeg(req);
     legs.push(leg);
     return leg;

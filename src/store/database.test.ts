@@ -137,7 +137,7 @@ describe('openDatabase on a real file', () => {
 
     db = openDatabase(file);
     expect(createStore(db).calls.getById('c')).toMatchObject({
-      status: 'completed',
+      status: 'answered',
       networkQuality: { packetsReceived: 5 },
       summary: 's',
     });

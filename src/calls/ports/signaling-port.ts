@@ -13,6 +13,12 @@ export interface DialRequest {
   credentials?: { username: string; password: string };
   /** Our SDP answer to a re-INVITE/UPDATE offer from the far end. */
   answerOffer?: (offer: { sdp: string; hold: boolean }) => string | undefined;
+  /**
+   * Called synchronously right before the INVITE leaves (after any address
+   * resolution); the call records durably that it may have left. A throw
+   * keeps the INVITE from being sent.
+   */
+  onSending?: () => void;
 }
 
 export interface LegFailure {

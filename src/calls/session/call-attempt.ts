@@ -106,20 +106,16 @@ export class CallAttempt {
   }
 
   /**
-   * Sends the INVITE. `inviteSentAt` is committed (with an fsync) right
-   * before the request goes to the SIP stack: after a crash, an attempt
-   * without it provably never rang (dial-path.md).
+   * Sends the INVITE. `inviteSentAt` is committed (with an fsync) when the
+   * SIP stack is about to hand the request to its transport, after any
+   * address resolution: after a crash, an attempt without it provably never
+   * rang (dial-path.md). If that write fails, the INVITE is not sent.
    */
-  start(request: Omit<DialRequest, 'answerOffer'>): void {
-    this.writer.write(
-      this.writer.attemptPatch(this.attemptIndex, { inviteSentAt: this.writer.now() }),
-      'invite',
-      undefined,
-      true,
-    );
+  start(request: Omit<DialRequest, 'answerOffer' | 'onSending'>): void {
     const leg = this.signaling.invite({
       ...request,
       answerOffer: (offer) => this.media.answerOffer(offer.sdp),
+      onSending: () => this.markSending(),
     });
     this.leg = leg;
     this.writer.write({
@@ -168,6 +164,20 @@ export class CallAttempt {
     leg.cancel();
     const status = reason === 'call_stuck' ? 'failed' : 'cancelled';
     this.settle({ status, endCallReason: reason, endAt: this.writer.now() });
+  }
+
+  private markSending(): void {
+    try {
+      this.writer.write(
+        this.writer.attemptPatch(this.attemptIndex, { inviteSentAt: this.writer.now() }),
+        'invite',
+        undefined,
+        true,
+      );
+    } catch (err) {
+      this.abort(err);
+      throw err; // the stack does not send an INVITE it could not record
+    }
   }
 
   /** Something threw: end the leg however we can and reject the outcome. */

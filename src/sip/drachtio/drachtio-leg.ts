@@ -73,6 +73,7 @@ export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
   start(): void {
     let answer: Promise<SrfDialog>;
     try {
+      this.opts.onSending?.();
       answer = this.srf.createUAC(this.uac.uri, this.uac.opts, {
         cbRequest: (err, req) => this.onRequestSent(err, req),
         cbProvisional: (res) => this.onProvisional(res),

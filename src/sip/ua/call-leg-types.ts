@@ -22,6 +22,10 @@ export interface InviteOptions {
   /** Supplies the SDP answer to a re-INVITE/UPDATE offer; default: our last
    *  SDP with the direction mirrored (RFC 3264 §6.1). */
   answerOffer?: (offer: ReinviteEvent) => string | undefined;
+  /** Called synchronously right before the first INVITE is handed to the
+   *  transport (the caller records durably that it may have left); a throw
+   *  keeps the INVITE from being sent and fails the leg. */
+  onSending?: () => void;
 }
 
 export interface ProvisionalEvent {

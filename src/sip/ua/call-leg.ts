@@ -62,6 +62,8 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
   private inviteTx: ClientTransaction | undefined;
   private gotProvisional = false;
   private cancelRequested = false;
+  /** `onSending` was called (once: auth retries and next addresses are the same dial). */
+  private sendingAnnounced = false;
   private cancelSent = false;
   private cancelGuard: TimerHandle | undefined;
   private authorizer: Authorizer | undefined;
@@ -203,6 +205,15 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
       sdp: this.sdpBuf,
     });
     this.gotProvisional = false;
+    if (!this.sendingAnnounced) {
+      this.sendingAnnounced = true;
+      try {
+        this.opts.onSending?.();
+      } catch {
+        this.fail({ status: 500, reason: 'Not Sent', cause: 'transport' });
+        return;
+      }
+    }
     const tx = this.ctx.tx.sendRequest(this.invite, branch, dest, {
       onResponse: (res) => {
         if (this.inviteTx === tx || res.status < 300) this.onInviteResponse(res);

@@ -297,6 +297,7 @@ export class FakeSignaling implements SignalingPort {
   constructor(private readonly opts: FakeSignalingOptions) {}
 
   invite(request: DialRequest): SignalingLeg {
+    request.onSending?.(); // as a SIP stack does, right before the INVITE leaves
     const { clock, timers } = this.opts;
     const leg = new FakeLeg(
       this.legs.length + 1,

@@ -185,6 +185,7 @@ export class FaultRig {
     const signaling: SignalingPort = {
       invite: (req) => {
         if (this.invite) return this.invite(req);
+        req.onSending?.(); // as a SIP stack does, right before the INVITE leaves
         const leg = new FakeLeg(req);
         this.legs.push(leg);
         return leg;

@@ -8,6 +8,8 @@ import {
   evaluateProtections,
   PROTECTION_CHECK_ORDER,
   type ProtectionInput,
+  applyTimeAndDayRules,
+  computeTimeAndDayRules,
 } from './evaluate-protections.js';
 import { addAnswered, addCall, addFailed, makeKit, type Kit } from './protections-test-kit.js';
 
@@ -387,3 +389,35 @@ function optOut(kit: Kit, o: { permanent?: boolean; blockedUntil?: string }) {
     createdAt: '2026-03-01T00:00:00.000Z',
   };
 }
+
+describe('time and day rules, judged once per destination per minute', () => {
+  const input = {
+    settings: {},
+    destination: { country: 'US', zones: ['America/New_York'] },
+    overrideTimeRestriction: false,
+    overrideDayRestriction: false,
+  };
+  const at = (iso: string) => Date.parse(iso);
+
+  it('never carries an answer across the window edge (21:00 New York = 01:00Z in March)', () => {
+    for (const t of ['2026-03-11T00:59:00.000Z', '2026-03-11T00:59:59.999Z']) {
+      expect(applyTimeAndDayRules(input, at(t), at(t))).toMatchObject({ kind: 'allow', at: t });
+    }
+    expect(
+      applyTimeAndDayRules(input, at('2026-03-11T01:00:00.000Z'), at('2026-03-11T01:00:00.000Z')),
+    ).toMatchObject({
+      kind: 'schedule',
+      reason: 'outside_calling_hours',
+      at: '2026-03-11T13:00:00.000Z',
+    });
+  });
+
+  it('agrees with the computation afresh at every instant of a day with a DST change', () => {
+    const start = at('2026-03-08T00:00:00.000Z'); // US spring forward at 07:00Z
+    for (let t = start; t < start + 86_400_000; t += 7 * 60_000 + 13_457) {
+      const memo = applyTimeAndDayRules(input, t, t);
+      const fresh = computeTimeAndDayRules(input, t, t);
+      expect(memo).toEqual(fresh);
+    }
+  });
+});

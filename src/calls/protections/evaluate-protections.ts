@@ -96,12 +96,56 @@ export function evaluateProtections(
   return applyTimeAndDayRules(input, planned, now);
 }
 
-/** The time and day rules alone: allow at `planned`, or schedule later. */
+type TimeAndDayInput = Pick<
+  ProtectionInput,
+  'settings' | 'destination' | 'overrideTimeRestriction' | 'overrideDayRestriction'
+>;
+
+const MINUTE_MS = 60_000;
+/** Bound on the memo below (distinct destinations × settings in one minute). */
+const MEMO_MAX = 10_000;
+const memo = { minute: -1, decisions: new Map<string, ProtectionDecision>() };
+
+/**
+ * The time and day rules alone: allow at `planned`, or schedule later.
+ *
+ * A call for now is judged once per destination per UTC minute: the answer
+ * can only change on a minute boundary (windows are "HH:mm", days change at
+ * local midnight, and every zone offset and DST switch falls on a whole
+ * minute), so the decision at the minute's start holds for all of it. The
+ * computation costs milliseconds of luxon work (sip-test/load/dial-gate-bench.ts)
+ * and runs at request time and again at dial time for every number.
+ */
 export function applyTimeAndDayRules(
-  input: Pick<
-    ProtectionInput,
-    'settings' | 'destination' | 'overrideTimeRestriction' | 'overrideDayRestriction'
-  >,
+  input: TimeAndDayInput,
+  planned: number,
+  now: number,
+): ProtectionDecision {
+  if (planned !== now) return computeTimeAndDayRules(input, planned, now);
+  const minute = Math.floor(now / MINUTE_MS);
+  if (memo.minute !== minute) {
+    memo.minute = minute;
+    memo.decisions.clear();
+  }
+  const key = JSON.stringify([
+    input.destination.country,
+    input.destination.zones,
+    input.overrideTimeRestriction,
+    input.overrideDayRestriction,
+    input.settings.callingRules ?? null,
+  ]);
+  let d = memo.decisions.get(key);
+  if (!d) {
+    const start = minute * MINUTE_MS;
+    d = computeTimeAndDayRules(input, start, start);
+    if (memo.decisions.size < MEMO_MAX) memo.decisions.set(key, d);
+  }
+  return d.kind === 'allow' ? { ...d, at: new Date(now).toISOString() } : d;
+}
+
+/** The time and day rules computed afresh (no memo). */
+export function computeTimeAndDayRules(
+  input: TimeAndDayInput,
   planned: number,
   now: number,
 ): ProtectionDecision {

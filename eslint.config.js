@@ -39,12 +39,20 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/store/**', '**/sip/**', '**/api/**', '**/config/**'],
+              group: [
+                '**/store/**',
+                '**/sip/**',
+                '**/api/**',
+                '**/config/**',
+                '**/agent/**',
+                '**/agent-bridge/**',
+                '**/media/**',
+              ],
               message: 'calls/ depends on its ports (calls/ports) and src/model only.',
             },
             {
-              group: ['better-sqlite3', 'pg', 'drachtio-srf', 'fastify'],
-              message: 'calls/ never uses a database, SIP engine or HTTP library directly.',
+              group: ['better-sqlite3', 'pg', 'drachtio-srf', 'fastify', 'ws'],
+              message: 'calls/ never uses a database, SIP engine, HTTP or WebSocket library directly.',
             },
           ],
         },

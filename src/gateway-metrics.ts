@@ -7,7 +7,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { LatencySnapshot } from './agent/index.js';
 
 export interface GatewayMetricSources {
-  /** Process-wide agent bridge latencies (calls/agent-latency.ts). */
+  /** Process-wide agent bridge latencies (agent-bridge/agent-latency.ts). */
   agentLatency: {
     rtpToWs: { snapshot(): LatencySnapshot };
     wsToRtp: { snapshot(): LatencySnapshot };

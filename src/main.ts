@@ -3,9 +3,9 @@
 import { mkdirSync } from 'node:fs';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AccountService } from './accounts/account-service.js';
-import { AgentBridge } from './calls/agent-bridge.js';
+import { AgentBridge } from './agent-bridge/agent-bridge.js';
 import { buildApp } from './api/build-app.js';
-import { agentRtpToWsLatency, agentWsToRtpLatency } from './calls/agent-latency.js';
+import { agentRtpToWsLatency, agentWsToRtpLatency } from './agent-bridge/agent-latency.js';
 import { CallService } from './calls/call-service.js';
 import { Dialer } from './calls/dialer.js';
 import { resolveDestinationZones } from './calls/protections/destination-zones.js';

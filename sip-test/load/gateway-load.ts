@@ -131,7 +131,7 @@ async function main(): Promise<void> {
       0,
     );
     progress = new Progress(gw.tracker, deadline);
-    const bridgeFile = resolve(HERE, '../../src/calls/agent-bridge.ts');
+    const bridgeFile = resolve(HERE, '../../src/agent-bridge/agent-bridge.ts');
     const mainText = readFileSync(resolve(HERE, '../../src/main.ts'), 'utf8');
     report.bridge = {
       fileExists: existsSync(bridgeFile),

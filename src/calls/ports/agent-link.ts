@@ -1,4 +1,4 @@
-// What a call needs from its AI agent bridge (src/calls/agent-bridge.ts
+// What a call needs from its AI agent bridge (src/agent-bridge/agent-bridge.ts
 // implements it over the agent WebSocket). The session connects it before
 // the INVITE (no phone rings without an agent), starts it at the answer and
 // stops it when the call ends. The bridge writes nothing: what the agent

@@ -17,7 +17,7 @@ import type { CallPatch, CallRecord } from '../../../model/call-record.js';
 import type { SipTrunk } from '../../../model/entities.js';
 import { openDatabase } from '../../../store/database.js';
 import { createStore, type Store } from '../../../store/store.js';
-import { agentRtpToWsLatency, agentWsToRtpLatency } from '../../agent-latency.js';
+import { agentRtpToWsLatency, agentWsToRtpLatency } from '../../../agent-bridge/agent-latency.js';
 import { CallService } from '../../call-service.js';
 import { Dialer } from '../../dialer.js';
 import type { AgentLink, AgentLinkHooks } from '../../ports/agent-link.js';

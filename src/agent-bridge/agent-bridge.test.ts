@@ -8,12 +8,12 @@ import { LatencyHistogram } from '../agent/index.js';
 import { ManualClock } from '../clock.js';
 import type { CallRecord } from '../model/call-record.js';
 import { callRecordFixture } from '../model/test-support/call-record-fixture.js';
-import type { AgentReport, AgentTranscriptLine, VoicemailVerdict } from './ports/agent-link.js';
+import type { AgentReport, AgentTranscriptLine, VoicemailVerdict } from '../calls/ports/agent-link.js';
 import { openDatabase } from '../store/database.js';
 import type { Agent, AgentAudioFormat } from '../model/entities.js';
 import { createStore, type Store } from '../store/store.js';
 import { AgentBridge } from './agent-bridge.js';
-import type { MediaLeg, ReceivedFrame } from './ports/media-port.js';
+import type { MediaLeg, ReceivedFrame } from '../calls/ports/media-port.js';
 
 class FakeMedia extends EventEmitter {
   readonly localPort = 40000;

@@ -256,7 +256,7 @@ describe('VoicemailDetector on synthesized audio', () => {
   });
 });
 
-describe('VoicemailDetector on espeak-ng recordings (src/calls/testdata)', () => {
+describe('VoicemailDetector on espeak-ng recordings (src/agent-bridge/testdata)', () => {
   it('machine greeting ending in a 1000 Hz beep → machine, then beep', () => {
     const events = run(readWav('vmd-machine-greeting-beep-1000hz.wav'));
     expect(decisionOf(events)).toMatchObject({ result: 'machine' });

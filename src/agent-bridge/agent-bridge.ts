@@ -24,9 +24,9 @@ import {
   agentRtpToWsLatency,
   agentWsToRtpLatency,
 } from './agent-latency.js';
-import type { AgentLink, AgentLinkHooks } from './ports/agent-link.js';
-import type { MediaLeg, ReceivedFrame } from './ports/media-port.js';
-import { realTimers, type Timers } from './timers.js';
+import type { AgentLink, AgentLinkHooks } from '../calls/ports/agent-link.js';
+import type { MediaLeg, ReceivedFrame } from '../calls/ports/media-port.js';
+import { realTimers, type Timers } from '../calls/timers.js';
 import {
   VoicemailDetector,
   type VoicemailDetectorOptions,

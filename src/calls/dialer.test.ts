@@ -10,13 +10,9 @@ import { createStore, type Store } from '../store/store.js';
 import { CallService } from './call-service.js';
 import { Dialer } from './dialer.js';
 import type { MediaLeg, MediaPort, NetworkQuality } from './ports/media-port.js';
-import type {
-  DialRequest,
-  LegEvents,
-  SignalingLeg,
-  SignalingPort,
-} from './ports/signaling-port.js';
+import type { SignalingPort } from './ports/signaling-port.js';
 import { realTimers } from './timers.js';
+import { FakeLeg } from './session/test-support/fake-leg.js';
 import type { AgentLinkFactory, AgentLinkHooks } from './ports/agent-link.js';
 import { RetryPolicy } from './scheduling/retry-policy.js';
 import { Scheduler } from './scheduling/scheduler.js';
@@ -29,34 +25,6 @@ const QUALITY: NetworkQuality = {
   packetsOutOfOrder: 0,
   jitterMs: 1,
 };
-
-class FakeLeg extends EventEmitter implements SignalingLeg {
-  readonly callId = `sip-${Math.random()}`;
-  cancelled = false;
-  byes: Array<{ q850?: number; text?: string } | undefined> = [];
-  constructor(readonly request: DialRequest) {
-    super();
-  }
-  override on<K extends keyof LegEvents & string>(
-    event: K,
-    listener: (e: LegEvents[K]) => void,
-  ): this {
-    return super.on(event, listener);
-  }
-  fire<K extends keyof LegEvents & string>(event: K, e: LegEvents[K]): void {
-    this.emit(event, e);
-  }
-  cancel(): void {
-    this.cancelled = true;
-    queueMicrotask(() =>
-      this.fire('failed', { status: 487, reason: 'Request Terminated', cause: 'cancelled' }),
-    );
-  }
-  async bye(reason?: { q850?: number; text?: string }): Promise<void> {
-    this.byes.push(reason);
-    queueMicrotask(() => this.fire('ended', { by: 'local' }));
-  }
-}
 
 class FakeMedia extends EventEmitter {
   readonly localPort = 20000;

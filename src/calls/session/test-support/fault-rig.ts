@@ -4,7 +4,6 @@
 // SIP leg, a scripted agent link and one-shot faults injected through the
 // ports (session-faults.test.ts).
 import { createSocket, type Socket } from 'node:dgram';
-import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { AccountService } from '../../../accounts/account-service.js';
@@ -23,49 +22,12 @@ import { Dialer } from '../../dialer.js';
 import type { AgentLink, AgentLinkHooks } from '../../ports/agent-link.js';
 import type { UpdateOptions } from '../../ports/call-store.js';
 import type { MediaLeg, MediaPort } from '../../ports/media-port.js';
-import type {
-  DialRequest,
-  LegEvents,
-  SignalingLeg,
-  SignalingPort,
-} from '../../ports/signaling-port.js';
+import type { DialRequest, SignalingLeg, SignalingPort } from '../../ports/signaling-port.js';
 import { realTimers } from '../../timers.js';
+import { FakeLeg } from './fake-leg.js';
 
 export const NUMBER = '+12125551234';
-
-/** A SIP leg the test drives: what the far end sends, and what we asked of it. */
-export class FakeLeg extends EventEmitter implements SignalingLeg {
-  readonly callId = `sip-${Math.random().toString(36).slice(2)}`;
-  cancels = 0;
-  byes: Array<{ q850?: number; text?: string } | undefined> = [];
-
-  constructor(readonly request: DialRequest) {
-    super();
-  }
-
-  override on<K extends keyof LegEvents & string>(
-    event: K,
-    listener: (e: LegEvents[K]) => void,
-  ): this {
-    return super.on(event, listener);
-  }
-
-  fire<K extends keyof LegEvents & string>(event: K, e: LegEvents[K]): void {
-    this.emit(event, e);
-  }
-
-  cancel(): void {
-    this.cancels++;
-    queueMicrotask(() =>
-      this.fire('failed', { status: 487, reason: 'Request Terminated', cause: 'cancelled' }),
-    );
-  }
-
-  async bye(reason?: { q850?: number; text?: string }): Promise<void> {
-    this.byes.push(reason);
-    queueMicrotask(() => this.fire('ended', { by: 'local' }));
-  }
-}
+export { FakeLeg };
 
 /** An agent link that connects at once; `start` / `dtmf` throw when the rig says so. */
 export class FakeAgentLink implements AgentLink {

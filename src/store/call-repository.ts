@@ -85,7 +85,7 @@ export class SqliteCallRepository {
     id: string,
     patch: CallPatch,
     at: string,
-    opts: { onlyFrom?: readonly string[]; detail?: string; durable?: boolean } = {},
+    opts: { onlyFrom?: readonly string[]; detail?: string } = {},
   ): CallRecord | undefined {
     const apply = (): CallRecord | undefined => {
       const current = this.getById(id);
@@ -99,9 +99,8 @@ export class SqliteCallRepository {
       return next;
     };
     const changesStatus =
-      opts.durable === true ||
-      (patch.status !== undefined &&
-        (this.stmts.statusOf.get(id) as { status: string } | undefined)?.status !== patch.status);
+      patch.status !== undefined &&
+      (this.stmts.statusOf.get(id) as { status: string } | undefined)?.status !== patch.status;
     return changesStatus ? this.db.transaction(apply)() : withoutFsync(this.db, apply);
   }
 

@@ -25,8 +25,6 @@ export interface UpdateOptions {
   onlyFrom?: readonly string[];
   /** Logged with a status change. */
   detail?: string;
-  /** Commit with an fsync even when the status does not change (a status change always is). */
-  durable?: boolean;
 }
 
 export interface CallRepository {

@@ -106,10 +106,10 @@ export class CallAttempt {
   }
 
   /**
-   * Sends the INVITE. `inviteSentAt` is committed (with an fsync) when the
-   * SIP stack is about to hand the request to its transport, after any
-   * address resolution: after a crash, an attempt without it provably never
-   * rang (dial-path.md). If that write fails, the INVITE is not sent.
+   * Sends the INVITE. `inviteSentAt` is committed when the SIP stack is about
+   * to hand the request to its transport, after any address resolution:
+   * after a crash, an attempt without it provably never rang (dial-path.md).
+   * If that write fails, the INVITE is not sent.
    */
   start(request: Omit<DialRequest, 'answerOffer' | 'onSending'>): void {
     const leg = this.signaling.invite({
@@ -166,13 +166,18 @@ export class CallAttempt {
     this.settle({ status, endCallReason: reason, endAt: this.writer.now() });
   }
 
+  /**
+   * Committed without an fsync on purpose: in WAL mode the commit survives a
+   * process crash once written, and an fsync (milliseconds) would widen the
+   * window in which a crash leaves the mark without the INVITE on the wire
+   * (a call then finished call_stuck that never rang). It becomes power-safe
+   * with the next synchronous commit (dial-path.md).
+   */
   private markSending(): void {
     try {
       this.writer.write(
         this.writer.attemptPatch(this.attemptIndex, { inviteSentAt: this.writer.now() }),
         'invite',
-        undefined,
-        true,
       );
     } catch (err) {
       this.abort(err);

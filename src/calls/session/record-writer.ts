@@ -30,21 +30,9 @@ export class RecordWriter {
     return new Date(this.clock.now()).toISOString();
   }
 
-  /**
-   * Applies `patch` unless the record is final (or not in `onlyFrom`).
-   * `durable`: committed with an fsync even without a status change.
-   */
-  write(
-    patch: CallPatch,
-    detail?: string,
-    onlyFrom: readonly string[] = OPEN_STATUSES,
-    durable = false,
-  ): boolean {
-    const next = this.calls.update(this.record.id, patch, this.now(), {
-      onlyFrom,
-      detail,
-      durable,
-    });
+  /** Applies `patch` unless the record is final (or not in `onlyFrom`). */
+  write(patch: CallPatch, detail?: string, onlyFrom: readonly string[] = OPEN_STATUSES): boolean {
+    const next = this.calls.update(this.record.id, patch, this.now(), { onlyFrom, detail });
     runUrgentWork(); // a commit is a natural yield point in call set-up (urgent-work.ts)
     if (!next) return false;
     this.record = next;

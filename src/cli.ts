@@ -6,6 +6,8 @@ import { parseArgs } from 'node:util';
 import { AccountService } from './accounts/account-service.js';
 import { keyView } from './api/routes/admin-routes.js';
 import { trunkView } from './api/routes/voip-sip-routes.js';
+import type { SipTrunk } from './model/entities.js';
+import { unsafeTrunkField } from './model/sip-values.js';
 import { systemClock } from './clock.js';
 import { CONFIG_SCHEMA } from './config/config-schema.js';
 import { ConfigError, defaultConfigObject, loadConfig } from './config/load-config.js';
@@ -143,31 +145,36 @@ export function runCli(argv: string[], openStore: () => Store, print: (v: unknow
       if (transport !== 'udp' && transport !== 'tcp')
         throw new UsageError('--transport must be udp or tcp');
       const callerId = o['caller-id'] ?? null;
-      return print(
-        trunkView(
-          store.sipTrunks.insert({
-            id: randomUUID(),
-            companyId: company(),
-            createdAt: now,
-            modifiedAt: now,
-            name: need('name'),
-            host: need('host'),
-            port: num('port'),
-            transport,
-            username: o.username ?? null,
-            password: o.password ?? null,
-            defaultCallerId: callerId,
-            callerIds: callerId ? [callerId] : [],
-            numberFormat: 'e164',
-            techPrefix: '',
-            headers: {},
-            ratePerMinute: 0,
-            isDefault: !!o.default,
-            active: true,
-            maxChannels: null,
-          }),
-        ),
-      );
+      const trunk: SipTrunk = {
+        id: randomUUID(),
+        companyId: company(),
+        createdAt: now,
+        modifiedAt: now,
+        name: need('name'),
+        host: need('host'),
+        port: num('port'),
+        transport,
+        username: o.username ?? null,
+        password: o.password ?? null,
+        defaultCallerId: callerId,
+        callerIds: callerId ? [callerId] : [],
+        numberFormat: 'e164',
+        techPrefix: '',
+        headers: {},
+        ratePerMinute: 0,
+        isDefault: !!o.default,
+        active: true,
+        maxChannels: null,
+      };
+      // The same rule as the API: nothing unsafe reaches a SIP message.
+      const unsafe = unsafeTrunkField(trunk);
+      if (unsafe) {
+        const flag = unsafe === 'defaultCallerId' || unsafe === 'callerIds' ? 'caller-id' : unsafe;
+        throw new UsageError(
+          `--${flag} is not valid in a SIP message (no CR, LF, NUL or other control characters; E.164 caller IDs)`,
+        );
+      }
+      return print(trunkView(store.sipTrunks.insert(trunk)));
     }
     case 'trunk list':
       return print(store.sipTrunks.list(company()).map(trunkView));

@@ -1,6 +1,9 @@
 // The real daemon over a real socket and a real SQLite file, started the way
 // the README says: bootstrap key, trunk, agent, initiate-call, read back,
 // restart keeps the record, SIGTERM exits cleanly, a bad config exits 2.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { run, startDaemon, type Daemon } from './support/daemon.js';
@@ -159,5 +162,46 @@ describe('daemon started with npm start', () => {
       (await d.api('GET', '/api/v1/phones/sip-trunks', undefined, { 'x-api-key': key.key })).status,
     ).toBe(403);
     await d.stop('SIGTERM');
+  });
+
+  it('the CLI refuses a trunk whose SIP-bound values carry CR, LF or NUL, and stores nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
+    const env = { GATEWAY_DB_PATH: join(dir, 'cli.sqlite') };
+    const cli = (...args: string[]) => run('npm', ['run', '-s', 'cli', '--', ...args], env);
+    const company = JSON.parse((await cli('company', 'create', '--name', 'cli-co')).out);
+    const trunk = (...extra: string[]) =>
+      cli(
+        'trunk',
+        'create',
+        '--company',
+        company.id,
+        '--name',
+        't',
+        '--host',
+        'sip.example.net',
+        ...extra,
+      );
+    for (const [flag, value] of [
+      ['--username', 'u\r\nX-Injected: 1'],
+      ['--password', 'p\u0007'], // a NUL cannot travel in argv; another control can
+      ['--caller-id', '+12125550100\n'],
+    ] as const) {
+      const res = await trunk(flag, value);
+      expect(res.code, res.out).not.toBe(0);
+      expect(res.out).toContain(`${flag} is not valid in a SIP message`);
+    }
+    const bad = await cli(
+      'trunk',
+      'create',
+      '--company',
+      company.id,
+      '--name',
+      't',
+      '--host',
+      'a\r\nb',
+    );
+    expect(bad.code).not.toBe(0);
+    expect(JSON.parse((await cli('trunk', 'list', '--company', company.id)).out)).toEqual([]);
+    expect((await trunk('--username', 'fine')).code).toBe(0);
   });
 });

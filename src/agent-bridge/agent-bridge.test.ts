@@ -8,7 +8,11 @@ import { LatencyHistogram } from '../agent/index.js';
 import { ManualClock } from '../clock.js';
 import type { CallRecord } from '../model/call-record.js';
 import { callRecordFixture } from '../model/test-support/call-record-fixture.js';
-import type { AgentReport, AgentTranscriptLine, VoicemailVerdict } from '../calls/ports/agent-link.js';
+import type {
+  AgentReport,
+  AgentTranscriptLine,
+  VoicemailVerdict,
+} from '../calls/ports/agent-link.js';
 import { openDatabase } from '../store/database.js';
 import type { Agent, AgentAudioFormat } from '../model/entities.js';
 import { createStore, type Store } from '../store/store.js';

@@ -1,6 +1,7 @@
 // Maps every error to the catalogue's body: `{ error, reason }` for 400/402
 // and the generic ones, the refusal shape of spec §2.4 when there are
 // details. An unexpected error is a 500 `internal_error`, logged once.
+import { SIP_TEXT_PATTERN } from '../model/sip-values.js';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { ERROR_CATALOGUE } from './error-catalogue.js';
@@ -54,6 +55,18 @@ function toResponse(err: FastifyError | GatewayError | Error): { status: number;
       return bad(
         'unknown_field',
         `Unknown field "${name}"${where !== 'body' ? ` in ${where}` : ''}.`,
+      );
+    }
+    // Text bound for a SIP message (model/sip-values.ts): say what is wrong, not the regex.
+    const unsafe = fe.validation.find(
+      (v) =>
+        v.keyword === 'pattern' && (v.params as { pattern?: string }).pattern === SIP_TEXT_PATTERN,
+    );
+    if (unsafe) {
+      const field = unsafe.instancePath.slice(1).replace(/\//g, '.') || where;
+      return bad(
+        'invalid_body',
+        `${field} must not contain CR, LF, NUL or other control characters (it goes into a SIP message).`,
       );
     }
     return bad('invalid_body', `${where} ${first?.message ?? 'is invalid'}.`);

@@ -3,11 +3,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../clock.js';
 import type { SipTrunk } from '../../model/entities.js';
+import {
+  E164_PATTERN,
+  SIP_HEADER_NAME_PATTERN,
+  SIP_HOST_PATTERN,
+  SIP_TEXT_PATTERN,
+  TECH_PREFIX_PATTERN,
+} from '../../model/sip-values.js';
 import type { Store } from '../../store/store.js';
 import { registerDocumentRoutes } from '../document-routes.js';
 import { ApiError } from '../error-catalogue.js';
 
-const E164 = { type: 'string', pattern: '^\\+[1-9][0-9]{6,14}$' };
+const E164 = { type: 'string', pattern: E164_PATTERN };
+/** Text that goes into a SIP message: no CR, LF, NUL or other control (model/sip-values.ts). */
+const SIP_TEXT = { type: 'string', maxLength: 200, pattern: SIP_TEXT_PATTERN };
 const ACCESS = 'VoIP & SIP' as const;
 const TAG = 'VoIP & SIP';
 
@@ -34,19 +43,19 @@ export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock:
     clock,
     properties: {
       name: { type: 'string', minLength: 1, maxLength: 200 },
-      host: { type: 'string', minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:\\[\\]-]+$' },
+      host: { type: 'string', minLength: 1, maxLength: 253, pattern: SIP_HOST_PATTERN },
       port: { type: ['integer', 'null'], minimum: 1, maximum: 65535 },
       transport: { type: 'string', enum: ['udp', 'tcp'] },
-      username: { type: ['string', 'null'], maxLength: 200 },
-      password: { type: ['string', 'null'], maxLength: 200 },
+      username: { anyOf: [SIP_TEXT, { type: 'null' }] },
+      password: { anyOf: [SIP_TEXT, { type: 'null' }] },
       defaultCallerId: { anyOf: [E164, { type: 'null' }] },
       callerIds: { type: 'array', items: E164, maxItems: 1000 },
       numberFormat: { type: 'string', enum: ['e164', 'e164_without_plus'] },
-      techPrefix: { type: 'string', pattern: '^[0-9#*]{0,10}$' },
+      techPrefix: { type: 'string', pattern: TECH_PREFIX_PATTERN },
       headers: {
         type: 'object',
-        additionalProperties: { type: 'string' },
-        propertyNames: { pattern: '^[Xx]-[A-Za-z0-9-]+$' },
+        additionalProperties: { ...SIP_TEXT, maxLength: 1000 },
+        propertyNames: { pattern: SIP_HEADER_NAME_PATTERN },
       },
       ratePerMinute: { type: 'number', minimum: 0 },
       isDefault: { type: 'boolean' },

@@ -42,9 +42,6 @@ interface TrunkState {
   status: TrunkStatus;
   inFlight: boolean;
   timer: TimerHandle | undefined;
-  seq: number;
-  callId: string;
-  fromTag: string;
 }
 
 export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
@@ -94,9 +91,6 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
       status: 'unknown',
       inFlight: false,
       timer: undefined,
-      seq: 0,
-      callId: generateCallId(),
-      fromTag: generateTag(),
     };
     this.trunks.set(target.id, state);
     return state;
@@ -140,7 +134,7 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
       return;
     }
     const branch = generateBranch();
-    const req = this.buildOptions(t, dest, branch);
+    const req = this.buildOptions(dest, branch);
     const done = (): void => {
       t.inFlight = false;
       this.schedule(t);
@@ -175,11 +169,16 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
     else this.emit('offline', e as TrunkMonitorEvents['offline']);
   }
 
-  private buildOptions(t: TrunkState, dest: Endpoint, branch: string): SipRequest {
+  /**
+   * Each ping is a new request outside any dialog: a fresh Call-ID (RFC 3261
+   * §8.1.1.4) and From tag (§8.1.1.3), CSeq 1 (§8.1.1.5). A Call-ID reused
+   * across pings reads to a strict peer (SIPp, some carriers) as one dead
+   * call repeated.
+   */
+  private buildOptions(dest: Endpoint, branch: string): SipRequest {
     const sentBy = this.deps.sentBy(dest.transport);
     const host = dest.host.includes(':') ? `[${dest.host}]` : dest.host;
     const uri = `sip:${host}:${dest.port}${dest.transport === 'tcp' ? ';transport=tcp' : ''}`;
-    t.seq++;
     return {
       kind: 'request',
       method: 'OPTIONS',
@@ -191,10 +190,10 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
           value: `SIP/2.0/${dest.transport.toUpperCase()} ${sentBy};rport;branch=${branch}`,
         },
         { name: 'max-forwards', value: '70' },
-        { name: 'from', value: `<sip:gw@${sentBy}>;tag=${t.fromTag}` },
+        { name: 'from', value: `<sip:gw@${sentBy}>;tag=${generateTag()}` },
         { name: 'to', value: `<${uri}>` },
-        { name: 'call-id', value: t.callId },
-        { name: 'cseq', value: `${t.seq} OPTIONS` },
+        { name: 'call-id', value: generateCallId() },
+        { name: 'cseq', value: '1 OPTIONS' },
         { name: 'user-agent', value: this.deps.userAgent },
         { name: 'accept', value: 'application/sdp' },
       ],

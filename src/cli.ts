@@ -26,6 +26,7 @@ const HELP = `usage: npm run cli -- <command> [options]
   key revoke --company ID --id KEY_ID
   trunk create --company ID --name N --host H [--port P] [--transport udp|tcp]
                [--username U] [--password P] [--caller-id +E164] [--default]
+               [--options-ping]   (ping it with OPTIONS; off by default)
   trunk list --company ID
   agent create --company ID --name N --url ws://… [--prompt TEXT]
   agent list --company ID
@@ -52,6 +53,7 @@ const OPTIONS = {
   password: { type: 'string' },
   'caller-id': { type: 'string' },
   default: { type: 'boolean' },
+  'options-ping': { type: 'boolean' },
   url: { type: 'string' },
   prompt: { type: 'string' },
 } as const;
@@ -165,6 +167,7 @@ export function runCli(argv: string[], openStore: () => Store, print: (v: unknow
         isDefault: !!o.default,
         active: true,
         maxChannels: null,
+        optionsPing: !!o['options-ping'],
       };
       // The same rule as the API: nothing unsafe reaches a SIP message.
       const unsafe = unsafeTrunkField(trunk);

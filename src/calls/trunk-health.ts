@@ -31,7 +31,7 @@ export class TrunkHealthTracker implements TrunkHealth {
   refresh(): void {
     const targets = this.store.sipTrunks
       .listAll()
-      .filter((t) => t.active)
+      .filter((t) => t.active && t.optionsPing === true) // pings only where the operator asked
       .map((t) => ({
         id: t.id,
         host: t.host,

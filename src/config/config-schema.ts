@@ -198,7 +198,7 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     env: 'GATEWAY_SIP_OPTIONS_PING_SECONDS',
     min: 0,
     description:
-      'Interval of OPTIONS pings to each trunk (0 = off); a trunk that stops answering is marked offline.',
+      'Interval of OPTIONS pings to the trunks that ask for them (optionsPing; 0 = none); a trunk that stops answering is marked offline.',
   },
   {
     key: 'drachtio.host',

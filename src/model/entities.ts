@@ -106,6 +106,8 @@ export interface SipTrunk extends OwnedDocument {
   active: boolean;
   /** Simultaneous calls the trunk carries; null = no limit. */
   maxChannels: number | null;
+  /** Ping the trunk with OPTIONS (interval: sip.optionsPingSeconds); off unless asked. Absent on trunks stored before it existed. */
+  optionsPing?: boolean;
 }
 
 export interface VoipPhone extends OwnedDocument {

@@ -61,6 +61,10 @@ export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock:
       isDefault: { type: 'boolean' },
       active: { type: 'boolean' },
       maxChannels: { type: ['integer', 'null'], minimum: 1 },
+      optionsPing: {
+        type: 'boolean',
+        description: 'Ping the trunk with OPTIONS to learn whether it is up (default false).',
+      },
     },
     required: ['name', 'host'],
     build: (b) => ({
@@ -79,6 +83,7 @@ export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock:
       isDefault: (b.isDefault as boolean | undefined) ?? false,
       active: (b.active as boolean | undefined) ?? true,
       maxChannels: (b.maxChannels as number | null | undefined) ?? null,
+      optionsPing: (b.optionsPing as boolean | undefined) ?? false,
     }),
     afterSave: (t) => {
       if (!t.isDefault) return;

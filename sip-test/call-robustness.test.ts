@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FarEnds } from './support/far-end.js';
 import { startGateway, type Gateway } from './support/gateway-harness.js';
 import { SipResponder } from './support/sip-responder.js';
+import { FINAL_STATUSES } from '../src/model/call-status.js';
 
 const farEnds = new FarEnds();
 const responders: SipResponder[] = [];
@@ -45,17 +46,7 @@ async function reaching<T>(gw: Gateway, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-// DESIGN "Call state": the final statuses.
-const FINAL = new Set([
-  'answered',
-  'voice_mail',
-  'busy',
-  'missed',
-  'failed',
-  'failed_during_call',
-  'cancelled',
-  'transferred',
-]);
+const FINAL = new Set<string>(FINAL_STATUSES);
 
 /** The record as soon as it is final, or as it still is when `ms` have passed. */
 async function recordAfter(gw: Gateway, callId: string, ms: number): Promise<any> {

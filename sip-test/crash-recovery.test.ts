@@ -16,6 +16,7 @@ import { BOOT_KEY, startGateway, type Gateway } from './support/gateway-harness.
 import { restartGateway } from './support/restart-gateway.js';
 import { digits, ScriptedUas, type Behaviour } from './support/scripted-uas.js';
 import { SlowAgent } from './support/slow-agent.js';
+import { FINAL_STATUSES } from '../src/model/call-status.js';
 
 const CYCLES = 3;
 /** The slow agent accepts its WebSocket this long after the daemon asks. */
@@ -31,18 +32,7 @@ const ENV = {
   // The test polls every acknowledged call a few times a second.
   GATEWAY_RATE_LIMIT_MAX: '100000',
 };
-/** Final statuses (src/model/call-status.ts FINAL_STATUSES), spelled out: black box. */
-const FINAL = new Set([
-  'answered',
-  'voice_mail',
-  'busy',
-  'missed',
-  'failed',
-  'failed_during_call',
-  'cancelled',
-  'transferred',
-  'answered_elsewhere',
-]);
+const FINAL = new Set<string>(FINAL_STATUSES);
 
 const BUSY: Behaviour = { kind: 'reject', status: 486, reason: 'Busy Here' };
 const BRIEF: Behaviour = { kind: 'answer', byeAfterMs: 1000 };

@@ -13,6 +13,7 @@ import type { MediaLeg, MediaPort, NetworkQuality } from './ports/media-port.js'
 import type { SignalingPort } from './ports/signaling-port.js';
 import { realTimers } from './timers.js';
 import { FakeLeg } from './session/test-support/fake-leg.js';
+import { agentFixture, trunkFixture } from '../model/test-support/entity-fixtures.js';
 import type { AgentLinkFactory, AgentLinkHooks } from './ports/agent-link.js';
 import { RetryPolicy } from './scheduling/retry-policy.js';
 import { Scheduler } from './scheduling/scheduler.js';
@@ -82,46 +83,10 @@ beforeEach(() => {
   const company = accounts.createCompany('acme', null, { secondsRemaining: 100 });
   companyId = company.id;
   const now = new Date(clock.now()).toISOString();
-  store.sipTrunks.insert({
-    id: 't1',
-    companyId,
-    createdAt: now,
-    modifiedAt: now,
-    name: 't',
-    host: 'carrier.example',
-    port: 5060,
-    transport: 'udp',
-    username: null,
-    password: null,
-    defaultCallerId: '+12125550100',
-    callerIds: ['+12125550100'],
-    numberFormat: 'e164',
-    techPrefix: '',
-    headers: {},
-    ratePerMinute: 0.6,
-    isDefault: true,
-    active: true,
-    maxChannels: null,
-  });
-  agentId = store.agents.insert({
-    id: 'a1',
-    companyId,
-    createdAt: now,
-    modifiedAt: now,
-    name: 'a',
-    websocketUrl: 'ws://x',
-    audioFormat: 'mulaw_8000',
-    prompt: '',
-    welcomeMessage: '',
-    language: null,
-    version: 1,
-    outgoing: {
-      ringTimeoutSeconds: 20,
-      maxDurationSeconds: 600,
-      recordingEnabled: false,
-      voicemailDetection: false,
-    },
-  }).id;
+  store.sipTrunks.insert(trunkFixture({ companyId, createdAt: now, ratePerMinute: 0.6 }));
+  agentId = store.agents.insert(
+    agentFixture({ companyId, createdAt: now, websocketUrl: 'ws://x' }),
+  ).id;
   legs = [];
   medias = [];
   dialer = new Dialer({

@@ -42,6 +42,9 @@ export const LIVE_STATUSES: readonly CallStatus[] = [
   'transferring',
 ];
 
+/** No INVITE has been sent for the current dial round yet. */
+export const PRE_DIAL_STATUSES: readonly CallStatus[] = ['scheduled', 'to_be_processed'];
+
 /** Accepted and not finished: takes a concurrent-call slot. */
 export const ACTIVE_STATUSES: readonly CallStatus[] = ['to_be_processed', ...LIVE_STATUSES];
 

@@ -15,9 +15,7 @@ import { hostname } from 'node:os';
 import type { Clock } from '../../clock.js';
 import type { ScheduleKind, ScheduleRow } from '../../model/schedule.js';
 import type { CallRepository, ScheduleRepository } from '../ports/call-store.js';
-import { PRE_DIAL_STATUSES } from '../session/call-session.js';
-
-export { PRE_DIAL_STATUSES };
+import { PRE_DIAL_STATUSES } from '../../model/call-status.js';
 
 export interface DialAttempt {
   scheduleId: number;

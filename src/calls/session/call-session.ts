@@ -8,10 +8,10 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { CallRecord, EndedBy, SkippedAttempt } from '../../model/call-record.js';
-import { OPEN_STATUSES, type CallStatus } from '../../model/call-status.js';
+import { OPEN_STATUSES, PRE_DIAL_STATUSES, type CallStatus } from '../../model/call-status.js';
 import type { Agent, SipTrunk } from '../../model/entities.js';
 import { buildDialRequest } from '../invite-request.js';
-import type { AgentLink, AgentLinkFactory } from '../ports/agent-link.js';
+import type { AgentLinkFactory } from '../ports/agent-link.js';
 import type { CallStore } from '../ports/call-store.js';
 import type { MediaLeg, MediaPort } from '../ports/media-port.js';
 import type { SignalingPort } from '../ports/signaling-port.js';
@@ -32,6 +32,8 @@ import {
   pickNumber,
   writeDeferral,
   writeRoundEnd,
+  writeForcedEnd,
+  writeSessionError,
 } from './round-writes.js';
 import { SessionClock, type SessionPhase } from './session-clock.js';
 
@@ -58,9 +60,6 @@ export interface CallSessionDeps {
   /** Bridges answered calls to their AI agent (none: the call runs without one). */
   agents?: AgentLinkFactory;
 }
-
-/** Statuses in which no INVITE has been sent for the current round. */
-export const PRE_DIAL_STATUSES: readonly CallStatus[] = ['scheduled', 'to_be_processed'];
 
 /** Outcomes after which the round's next number is tried. */
 const TRY_NEXT = new Set(['busy', 'missed', 'failed']);
@@ -118,19 +117,7 @@ export class CallSession {
     if (this.forced) return;
     this.forced = true;
     this.stopCause ??= cause;
-    const r = this.writer.current;
-    const answered = r.status === 'in_call' || r.status === 'transferring';
-    const now = this.writer.now();
-    const [status, reason]: [CallStatus, string] =
-      cause === 'shutdown'
-        ? [answered ? 'answered' : 'cancelled', 'user_hungup']
-        : [answered ? 'failed_during_call' : 'failed', 'call_stuck'];
-    this.writer.status(status, {
-      endCallReason: reason,
-      endAt: now,
-      active: false,
-      endedBy: cause,
-    });
+    const reason = writeForcedEnd(this.writer, cause);
     this.attempt?.end(reason);
   }
 
@@ -387,21 +374,8 @@ export class CallSession {
   /** An exception ended the session: the record final at once, the leg ended (docs/decisions/dial-path.md). */
   private failSafe(err: unknown): CallRecord {
     this.attempt?.abort(err);
-    const answered = this.writer.current.status === 'in_call';
-    const status = answered ? 'failed_during_call' : 'failed';
-    const endCallReason = answered ? 'voip_phone_service_failed' : 'failed_to_connect';
-    const endAt = this.writer.now();
-    // The attempt in progress ends too, so the counters see what was dialed.
-    const attempts =
-      this.attemptIndex === undefined
-        ? {}
-        : this.writer.attemptPatch(this.attemptIndex, { status, endCallReason, endedAt: endAt });
     try {
-      this.writer.status(
-        status,
-        { ...attempts, endCallReason, endDetail: 'session_error', endAt, active: false },
-        'session_error',
-      );
+      writeSessionError(this.writer, this.attemptIndex);
     } catch (writeErr) {
       this.log.error({ err: writeErr }, 'record not finished after a session error');
     }
@@ -436,5 +410,3 @@ export class CallSession {
     }
   }
 }
-
-export type { AgentLink };

@@ -62,6 +62,7 @@ import {
   type FakeLeg,
   type FarEndScript,
 } from './test-support/fake-call-peers.js';
+import { agentFixture, trunkFixture } from '../../model/test-support/entity-fixtures.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -530,46 +531,24 @@ class World {
     ).id;
     const now = iso(this.clock.now());
     const callerIds = Array.from({ length: 100 }, (_, i) => `+1415555${1000 + i}`);
-    this.store.sipTrunks.insert({
-      id: 't1',
-      companyId: this.companyId,
-      createdAt: now,
-      modifiedAt: now,
-      name: 'carrier',
-      host: 'carrier.example',
-      port: 5060,
-      transport: 'udp',
-      username: null,
-      password: null,
-      defaultCallerId: callerIds[0]!,
-      callerIds,
-      numberFormat: 'e164',
-      techPrefix: '',
-      headers: {},
-      ratePerMinute: 0.01,
-      isDefault: true,
-      active: true,
-      maxChannels: null,
-    });
-    this.store.agents.insert({
-      id: 'a1',
-      companyId: this.companyId,
-      createdAt: now,
-      modifiedAt: now,
-      name: 'agent',
-      websocketUrl: 'ws://agent.invalid',
-      audioFormat: 'mulaw_8000',
-      prompt: '',
-      welcomeMessage: '',
-      language: null,
-      version: 1,
-      outgoing: {
-        ringTimeoutSeconds: RING_TIMEOUT_S,
-        maxDurationSeconds: MAX_DURATION_S,
-        recordingEnabled: false,
-        voicemailDetection: false,
-      },
-    });
+    this.store.sipTrunks.insert(
+      trunkFixture({
+        companyId: this.companyId,
+        createdAt: now,
+        name: 'carrier',
+        defaultCallerId: callerIds[0]!,
+        callerIds,
+        ratePerMinute: 0.01,
+      }),
+    );
+    this.store.agents.insert(
+      agentFixture({
+        companyId: this.companyId,
+        createdAt: now,
+        name: 'agent',
+        outgoing: { ringTimeoutSeconds: RING_TIMEOUT_S, maxDurationSeconds: MAX_DURATION_S },
+      }),
+    );
     this.signaling = new FakeSignaling({
       clock: this.clock,
       timers: this.timers,

@@ -2,7 +2,7 @@
 // policy asks for another round) back to `scheduled` with the next round's
 // row. Pure: the call session (or recovery, for a record no session owns)
 // writes the result in one unit of work.
-import type { CallPatch, CallRecord, NetworkQuality, SipFailure } from '../../model/call-record.js';
+import type { CallPatch, CallRecord } from '../../model/call-record.js';
 import type { CallStatus } from '../../model/call-status.js';
 import type { NextDial } from '../scheduling/retry-policy.js';
 import type { AttemptOutcome } from './call-attempt.js';
@@ -78,5 +78,3 @@ export function callDuration(outcome: Pick<AttemptOutcome, 'startAt' | 'endAt'>)
     ? Math.max(0, Math.round((Date.parse(outcome.endAt) - Date.parse(outcome.startAt)) / 1000))
     : 0;
 }
-
-export type { NetworkQuality, SipFailure };

@@ -204,3 +204,46 @@ export function intoCallingRules(
     return at; // the gate decides when the round is due
   }
 }
+
+/**
+ * An exception ended the session: the record final at once (`failed` /
+ * `failed_to_connect` before the answer, `failed_during_call` /
+ * `voip_phone_service_failed` after, `endDetail: session_error`), and the
+ * attempt in progress with it, so the counters see what was dialed.
+ */
+export function writeSessionError(writer: RecordWriter, attemptIndex: number | undefined): void {
+  const answered = writer.current.status === 'in_call';
+  const status = answered ? 'failed_during_call' : 'failed';
+  const endCallReason = answered ? 'voip_phone_service_failed' : 'failed_to_connect';
+  const endAt = writer.now();
+  const attempts =
+    attemptIndex === undefined
+      ? {}
+      : writer.attemptPatch(attemptIndex, { status, endCallReason, endedAt: endAt });
+  writer.status(
+    status,
+    { ...attempts, endCallReason, endDetail: 'session_error', endAt, active: false },
+    'session_error',
+  );
+}
+
+/**
+ * The record final now, whatever the session still waits for (drain past
+ * its grace: `user_hungup`; a watchdog's second strike: `call_stuck`).
+ * Returns the end reason, for the leg.
+ */
+export function writeForcedEnd(writer: RecordWriter, cause: 'shutdown' | 'watchdog'): string {
+  const r = writer.current;
+  const answered = r.status === 'in_call' || r.status === 'transferring';
+  const [status, reason]: [CallStatus, string] =
+    cause === 'shutdown'
+      ? [answered ? 'answered' : 'cancelled', 'user_hungup']
+      : [answered ? 'failed_during_call' : 'failed', 'call_stuck'];
+  writer.status(status, {
+    endCallReason: reason,
+    endAt: writer.now(),
+    active: false,
+    endedBy: cause,
+  });
+  return reason;
+}

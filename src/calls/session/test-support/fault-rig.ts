@@ -25,6 +25,7 @@ import type { MediaLeg, MediaPort } from '../../ports/media-port.js';
 import type { DialRequest, SignalingLeg, SignalingPort } from '../../ports/signaling-port.js';
 import { realTimers } from '../../timers.js';
 import { FakeLeg } from './fake-leg.js';
+import { agentFixture, trunkFixture } from '../../../model/test-support/entity-fixtures.js';
 
 export const NUMBER = '+12125551234';
 export { FakeLeg };
@@ -102,46 +103,15 @@ export class FaultRig {
     const accounts = new AccountService(this.store, this.clock);
     this.companyId = accounts.createCompany('acme', null, { secondsRemaining: 100_000 }).id;
     const now = new Date(this.clock.now()).toISOString();
-    this.trunk = this.store.sipTrunks.insert({
-      id: 't1',
-      companyId: this.companyId,
-      createdAt: now,
-      modifiedAt: now,
-      name: 't',
-      host: 'carrier.example',
-      port: 5060,
-      transport: 'udp',
-      username: null,
-      password: null,
-      defaultCallerId: '+12125550100',
-      callerIds: ['+12125550100'],
-      numberFormat: 'e164',
-      techPrefix: '',
-      headers: opts.trunkHeaders ?? {},
-      ratePerMinute: 0.6,
-      isDefault: true,
-      active: true,
-      maxChannels: null,
-    });
-    this.store.agents.insert({
-      id: 'a1',
-      companyId: this.companyId,
-      createdAt: now,
-      modifiedAt: now,
-      name: 'a',
-      websocketUrl: 'ws://agent.invalid',
-      audioFormat: 'mulaw_8000',
-      prompt: '',
-      welcomeMessage: '',
-      language: null,
-      version: 1,
-      outgoing: {
-        ringTimeoutSeconds: 20,
-        maxDurationSeconds: 600,
-        recordingEnabled: false,
-        voicemailDetection: false,
-      },
-    });
+    this.trunk = this.store.sipTrunks.insert(
+      trunkFixture({
+        companyId: this.companyId,
+        createdAt: now,
+        headers: opts.trunkHeaders ?? {},
+        ratePerMinute: 0.6,
+      }),
+    );
+    this.store.agents.insert(agentFixture({ companyId: this.companyId, createdAt: now }));
     this.wrapCallUpdates();
 
     const signaling: SignalingPort = {

@@ -243,62 +243,6 @@ describe('failure table through the daemon', () => {
   });
 });
 
-describe('trunk monitor', () => {
-  it('a trunk that asked for pings and stops answering OPTIONS is marked offline and refused with sip_trunk_not_found', async () => {
-    const own = await startGateway({
-      GATEWAY_SIP_T1_MS: '50',
-      GATEWAY_SIP_OPTIONS_PING_SECONDS: '1',
-    });
-    try {
-      const trunk = await own.trunk(await allocatePort(), { optionsPing: true });
-      const body = {
-        agentId: own.agentId,
-        sipTrunkId: trunk,
-        overrideTimeRestriction: true,
-        overrideDayRestriction: true,
-        maxRetries: 0,
-        useAntiHarassmentProtection: false,
-      };
-      let res;
-      const until = Date.now() + 12_000;
-      do {
-        await new Promise((r) => setTimeout(r, 500));
-        res = await own.api('POST', '/api/v1/phones/calls/initiate-call', {
-          ...body,
-          destinationNumber: number(),
-        });
-      } while (res.status === 200 && Date.now() < until);
-      expect(res.status).toBe(400);
-      expect(res.json).toEqual({
-        error: 'sip_trunk_not_found',
-        reason: expect.stringMatching(/offline/),
-      });
-    } finally {
-      await own.stop();
-    }
-  }, 30_000);
-
-  it('a trunk that did not ask for pings gets none: a SIPp far end taking one call (-m 1) sees only the call', async () => {
-    const own = await startGateway({ GATEWAY_SIP_OPTIONS_PING_SECONDS: '1' });
-    const far = await startSipp({ scenario: 'uas-200-bye-from-far-end.xml', timeoutSec: 20 });
-    sipps.push(far);
-    try {
-      const trunk = await own.trunk(far.port);
-      // Three ping intervals before the call: a ping would be the far end's one call.
-      await new Promise((r) => setTimeout(r, 3000));
-      const callId = await own.call(trunk, number());
-      const rec = await own.waitFor(callId);
-      expect(rec).toMatchObject({ status: 'answered', endCallReason: 'caller_hungup' });
-      const result = await far.done;
-      expect(result.code, result.errors).toBe(0);
-      expect(result.messages).toMatch(/^INVITE /m);
-      expect(result.messages).not.toMatch(/^OPTIONS /m);
-    } finally {
-      await own.stop();
-    }
-  }, 30_000);
-});
-
 describe('plan limits while calls are live', () => {
   it('402 no_concurrent_calls_available while the plan slots are taken, accepted again once they are free', async () => {
     const env = { GATEWAY_DB_PATH: gw.daemon.dbPath };

@@ -180,7 +180,7 @@ export function runCli(argv: string[], openStore: () => Store, print: (v: unknow
       return print(trunkView(store.sipTrunks.insert(trunk)));
     }
     case 'trunk list':
-      return print(store.sipTrunks.list(company()).map(trunkView));
+      return print(store.sipTrunks.list(company()).map((t) => trunkView(t)));
     case 'agent create':
       return print(
         store.agents.insert({

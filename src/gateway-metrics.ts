@@ -24,6 +24,8 @@ export interface GatewayMetricSources {
   calls: { readonly liveCalls: number };
   /** The embedded SIP stack (absent with drachtio). */
   sip?: { stats(): object };
+  /** Trunks pinged with OPTIONS and their state (absent when pings are off). */
+  trunks?: { pinged(): Array<{ trunkId: string; status: 'online' | 'offline' | 'unknown' }> };
 }
 
 /** Bounds for the send-spacing deviation histogram, ms. */
@@ -101,6 +103,21 @@ export function registerGatewayMetrics(registry: Registry, s: GatewayMetricSourc
       this.set(s.calls.liveCalls);
     },
   });
+  const trunks = s.trunks;
+  if (trunks) {
+    new Gauge({
+      name: 'gateway_trunk_up',
+      help: 'Whether a trunk that asked for OPTIONS pings answers them (1) or not (0); a trunk not checked yet has no sample.',
+      labelNames: ['trunk'],
+      registers,
+      collect() {
+        this.reset();
+        for (const t of trunks.pinged()) {
+          if (t.status !== 'unknown') this.set({ trunk: t.trunkId }, t.status === 'online' ? 1 : 0);
+        }
+      },
+    });
+  }
   const sip = s.sip;
   if (!sip) return;
   const sipValue = (key: string): number => {

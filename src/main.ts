@@ -129,9 +129,14 @@ async function main(): Promise<void> {
     config.sip.optionsPingSeconds > 0 && sip
       ? new TrunkHealthTracker(
           store,
-          sip.startTrunkMonitor({ trunks: [], intervalMs: config.sip.optionsPingSeconds * 1000 }),
+          sip.startTrunkMonitor({
+            trunks: [],
+            intervalMs: config.sip.optionsPingSeconds * 1000,
+            failuresBeforeOffline: config.sip.optionsPingFailures,
+          }),
           realTimers,
           Math.min(10_000, config.sip.optionsPingSeconds * 1000),
+          log.child({ component: 'trunks' }),
         )
       : undefined;
   trunkHealth?.start();
@@ -180,6 +185,7 @@ async function main(): Promise<void> {
     spacingBinMs: SPACING_BIN_MS,
     calls: dialer,
     sip,
+    trunks: trunkHealth,
   });
   const calls = new CallService(store, clock, {
     dispatcher: dialer,
@@ -193,6 +199,7 @@ async function main(): Promise<void> {
     calls,
     accounts,
     metrics,
+    trunkHealth,
     logger: log,
     readiness: {
       notReadyReason: () =>

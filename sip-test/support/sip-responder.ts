@@ -112,12 +112,12 @@ export class SipResponder {
     socket.on('message', (buf, rinfo) => this.onMessage(buf.toString('utf8'), rinfo));
   }
 
-  /** Binds on 127.0.0.1 at a port the OS picks (free by construction). */
-  static async start(plan: InvitePlan | InviteBehaviour): Promise<SipResponder> {
+  /** Binds on 127.0.0.1 at `port`, by default one the OS picks (free by construction). */
+  static async start(plan: InvitePlan | InviteBehaviour, port = 0): Promise<SipResponder> {
     const socket = createSocket('udp4');
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
-      socket.bind(0, '127.0.0.1', () => resolve());
+      socket.bind(port, '127.0.0.1', () => resolve());
     });
     const fn: InvitePlan = typeof plan === 'function' ? plan : () => plan;
     return new SipResponder(socket, socket.address().port, fn);

@@ -18,7 +18,7 @@ import { registerAdminRoutes } from './routes/admin-routes.js';
 import { registerAgentRoutes } from './routes/agent-routes.js';
 import { registerCallRoutes } from './routes/call-routes.js';
 import { registerSystemRoutes, type Readiness } from './routes/system-routes.js';
-import { registerVoipSipRoutes } from './routes/voip-sip-routes.js';
+import { registerVoipSipRoutes, type TrunkHealthSource } from './routes/voip-sip-routes.js';
 import { runUrgentWork } from '../urgent-work.js';
 
 export interface AppDeps {
@@ -32,6 +32,8 @@ export interface AppDeps {
   accounts: AccountService;
   readiness: Readiness;
   metrics: Registry;
+  /** The OPTIONS monitor's view of each trunk; absent when pings are off (every trunk unknown). */
+  trunkHealth?: TrunkHealthSource;
   logger?: Logger | false;
 }
 
@@ -102,7 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAuth(app, deps.store, deps.clock);
   registerSystemRoutes(app, deps.readiness, deps.metrics);
   registerCallRoutes(app, deps.calls, deps.store, deps.clock);
-  registerVoipSipRoutes(app, deps.store, deps.clock);
+  registerVoipSipRoutes(app, deps.store, deps.clock, deps.trunkHealth);
   registerAgentRoutes(app, deps.store, deps.clock);
   registerAdminRoutes(app, deps.store, deps.accounts);
   return app;

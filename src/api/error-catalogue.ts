@@ -32,7 +32,12 @@ const base: Record<string, CatalogueEntry> = {
   sip_trunk_not_found: {
     status: 400,
     description:
-      'Trunk not found or offline, or no SIP trunk or VoIP phone specified and none resolvable.',
+      'Trunk not found or inactive, or no SIP trunk or VoIP phone specified and none resolvable.',
+  },
+  sip_trunk_offline: {
+    status: 400,
+    description:
+      "Of the sip_trunk_not_found family: the chosen trunk asked for OPTIONS pings and stopped answering them; the reason says why (the trunk's `health.lastError`).",
   },
   caller_id_not_allowed: {
     status: 400,

@@ -12,9 +12,18 @@ export interface TrunkChoice {
   outboundRouteId?: string;
 }
 
-/** Trunks the OPTIONS monitor has seen stop answering. */
+/** What the OPTIONS monitor knows of one trunk (the API shows it as `health`). */
+export interface TrunkHealthView {
+  /** unknown: not pinged (optionsPing off) or not checked yet. */
+  status: 'online' | 'offline' | 'unknown';
+  checkedAt: string | null;
+  lastError: string | null;
+}
+
+/** Trunks the OPTIONS monitor has seen stop answering, and why. */
 export interface TrunkHealth {
   isOffline(trunkId: string): boolean;
+  health(trunkId: string): TrunkHealthView;
 }
 
 export function resolveTrunk(
@@ -23,8 +32,14 @@ export function resolveTrunk(
   req: { sipTrunkId?: string; voipPhoneId?: string; destinationNumber: string },
   health?: TrunkHealth,
 ): TrunkChoice {
-  const usable = (t: SipTrunk | undefined): t is SipTrunk =>
-    !!t && t.active && !health?.isOffline(t.id);
+  const offline = (t: SipTrunk): boolean => health?.isOffline(t.id) ?? false;
+  const usable = (t: SipTrunk | undefined): t is SipTrunk => !!t && t.active && !offline(t);
+  /** Offline trunks skipped on the way, to say why nothing could carry the call. */
+  const skipped: SipTrunk[] = [];
+  const consider = (t: SipTrunk | undefined): t is SipTrunk => {
+    if (t?.active && offline(t)) skipped.push(t);
+    return usable(t);
+  };
 
   if (req.sipTrunkId) {
     const trunk = store.sipTrunks.get(companyId, req.sipTrunkId);
@@ -33,11 +48,9 @@ export function resolveTrunk(
         'sip_trunk_not_found',
         'The SIP trunk in sipTrunkId does not exist in this company.',
       );
-    if (!usable(trunk))
-      throw new CallError(
-        'sip_trunk_not_found',
-        'The SIP trunk in sipTrunkId is inactive or offline.',
-      );
+    if (!trunk.active)
+      throw new CallError('sip_trunk_not_found', 'The SIP trunk in sipTrunkId is inactive.');
+    if (offline(trunk)) throw offlineError('The SIP trunk in sipTrunkId', trunk, health);
     return { trunk, via: 'sipTrunkId' };
   }
   if (req.voipPhoneId) {
@@ -48,11 +61,12 @@ export function resolveTrunk(
         'The VoIP phone in voipPhoneId does not exist in this company.',
       );
     const trunk = store.sipTrunks.get(companyId, phone.sipTrunkId);
-    if (!usable(trunk))
+    if (!trunk?.active)
       throw new CallError(
         'sip_trunk_not_found',
-        "The VoIP phone's SIP trunk is missing, inactive or offline.",
+        "The VoIP phone's SIP trunk is missing or inactive.",
       );
+    if (offline(trunk)) throw offlineError("The VoIP phone's SIP trunk", trunk, health);
     return { trunk, via: 'voipPhoneId', voipPhoneId: phone.id };
   }
   const routes = store.outboundRoutes
@@ -61,13 +75,32 @@ export function resolveTrunk(
     .sort((a, b) => b.prefix.length - a.prefix.length || a.priority - b.priority);
   for (const route of routes) {
     const trunk = store.sipTrunks.get(companyId, route.sipTrunkId);
-    if (usable(trunk)) return { trunk, via: 'outbound_route', outboundRouteId: route.id };
+    if (consider(trunk)) return { trunk, via: 'outbound_route', outboundRouteId: route.id };
   }
-  const fallback = store.sipTrunks.list(companyId).find((t) => t.isDefault && usable(t));
+  const fallback = store.sipTrunks.list(companyId).find((t) => t.isDefault && consider(t));
   if (fallback) return { trunk: fallback, via: 'default' };
+  const first = skipped[0];
+  if (first) {
+    throw offlineError(
+      'No outbound route or default trunk is online to carry the call; the first one tried',
+      first,
+      health,
+    );
+  }
   throw new CallError(
     'sip_trunk_not_found',
     'No active SIP trunk or VoIP phone was specified, and no outbound route or default trunk can carry the call.',
+  );
+}
+
+/** Says which trunk is down and what the last OPTIONS ping met; never its address. */
+function offlineError(subject: string, trunk: SipTrunk, health?: TrunkHealth): CallError {
+  const h = health?.health(trunk.id);
+  const since = h?.checkedAt ? ` (last checked ${h.checkedAt})` : '';
+  const why = h?.lastError ? `: ${h.lastError}` : '';
+  return new CallError(
+    'sip_trunk_offline',
+    `${subject} (${trunk.id}) is offline: it stopped answering OPTIONS pings${why}${since}.`,
   );
 }
 

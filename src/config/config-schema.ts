@@ -201,6 +201,16 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
       'Interval of OPTIONS pings to the trunks that ask for them (optionsPing; 0 = none); a trunk that stops answering is marked offline.',
   },
   {
+    key: 'sip.optionsPingFailures',
+    type: 'int',
+    default: 1,
+    env: 'GATEWAY_SIP_OPTIONS_PING_FAILURES',
+    min: 1,
+    max: 10,
+    description:
+      'Unanswered OPTIONS pings in a row (each waits Timer F, 64 × T1) before a trunk is offline; a DNS or transport failure is at once.',
+  },
+  {
     key: 'drachtio.host',
     type: 'string',
     default: '127.0.0.1',
@@ -410,6 +420,7 @@ export interface Config {
     userAgent: string;
     authAttempts: number;
     optionsPingSeconds: number;
+    optionsPingFailures: number;
   };
   drachtio: { host: string; port: number; secret: string };
   rtp: {

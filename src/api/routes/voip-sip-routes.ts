@@ -2,6 +2,7 @@
 // legacy VoIP phones.
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../clock.js';
+import type { TrunkHealthView } from '../../calls/trunk-resolution.js';
 import type { SipTrunk } from '../../model/entities.js';
 import {
   E164_PATTERN,
@@ -20,12 +21,27 @@ const SIP_TEXT = { type: 'string', maxLength: 200, pattern: SIP_TEXT_PATTERN };
 const ACCESS = 'VoIP & SIP' as const;
 const TAG = 'VoIP & SIP';
 
-export function trunkView(t: SipTrunk): Record<string, unknown> {
-  const { password, ...rest } = t;
-  return { ...rest, hasPassword: !!password };
+/** The OPTIONS monitor as the API sees it (calls/trunk-health.ts); absent when pings are off. */
+export interface TrunkHealthSource {
+  health(trunkId: string): TrunkHealthView;
+  /** Picks up a trunk's changed optionsPing, address or state now rather than at the next refresh. */
+  refresh(): void;
 }
 
-export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock: Clock): void {
+const NOT_CHECKED: TrunkHealthView = { status: 'unknown', checkedAt: null, lastError: null };
+
+export function trunkView(t: SipTrunk, health?: TrunkHealthSource): Record<string, unknown> {
+  const { password, ...rest } = t;
+  return { ...rest, hasPassword: !!password, health: health?.health(t.id) ?? NOT_CHECKED };
+}
+
+export function registerVoipSipRoutes(
+  app: FastifyInstance,
+  store: Store,
+  clock: Clock,
+  trunkHealth?: TrunkHealthSource,
+): void {
+  const view = (t: SipTrunk) => trunkView(t, trunkHealth);
   const trunkExists = (companyId: string, id: string) => {
     if (!store.sipTrunks.get(companyId, id))
       throw new ApiError(
@@ -86,6 +102,7 @@ export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock:
       optionsPing: (b.optionsPing as boolean | undefined) ?? false,
     }),
     afterSave: (t) => {
+      trunkHealth?.refresh();
       if (!t.isDefault) return;
       for (const other of store.sipTrunks.list(t.companyId)) {
         if (other.id !== t.id && other.isDefault)
@@ -99,7 +116,7 @@ export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock:
       if (used)
         throw new ApiError('conflict', 'Outbound routes or VoIP phones still use this SIP trunk.');
     },
-    view: trunkView,
+    view,
   });
 
   // Spec §4.3: where a sipTrunkId is obtained.
@@ -146,7 +163,7 @@ export function registerVoipSipRoutes(app: FastifyInstance, store: Store, clock:
             (q.active === undefined || t.active === q.active),
         );
       return {
-        items: all.slice((page - 1) * pageSize, page * pageSize).map(trunkView),
+        items: all.slice((page - 1) * pageSize, page * pageSize).map(view),
         total: all.length,
         page,
         pageSize,

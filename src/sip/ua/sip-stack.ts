@@ -142,6 +142,7 @@ class EmbeddedSipStack implements SipStack {
       resolve: (target) => resolveTarget(target, this.deps.dnsResolver),
       sentBy: (t) => this.sentBy(t),
       userAgent: this.config.userAgent,
+      timerFMs: timerValues(this.config.timers).TIMER_F,
       onStop: (self) => this.monitors.delete(self),
     });
     this.monitors.add(m);

@@ -1,5 +1,6 @@
-// OPTIONS pings to each trunk (RFC 3261 §11): any response means the trunk
-// is up; a timeout (Timer F) or transport error marks it offline.
+// OPTIONS pings to each trunk (RFC 3261 §11): any final response means the
+// trunk is up; a DNS or transport failure marks it offline at once, timeouts
+// (Timer F, §17.1.2.2) after `failuresBeforeOffline` pings in a row.
 
 import { generateBranch, generateCallId, generateTag } from '../message/index.js';
 import type { SipRequest } from '../message/types.js';
@@ -19,13 +20,24 @@ export interface TrunkMonitorOptions {
   trunks: TrunkTarget[];
   /** Time between pings of one trunk. */
   intervalMs: number;
+  /** Pings in a row without an answer before the trunk is offline (default 1). */
+  failuresBeforeOffline?: number;
 }
 
 export type TrunkStatus = 'unknown' | 'online' | 'offline';
 
+/** What the monitor last learnt about one trunk. */
+export interface TrunkHealthSnapshot {
+  status: TrunkStatus;
+  /** When the last ping ended (answer, timeout or failure); null before the first. */
+  checkedAt: number | null;
+  /** Why the last ping failed; null after an answer. Never credentials. */
+  lastError: string | null;
+}
+
 export interface TrunkMonitorEvents {
   online: { trunkId: string; status: number };
-  offline: { trunkId: string; cause: 'timeout' | 'transport' | 'dns' };
+  offline: { trunkId: string; cause: 'timeout' | 'transport' | 'dns'; lastError: string };
 }
 
 export interface TrunkMonitorDeps {
@@ -34,12 +46,18 @@ export interface TrunkMonitorDeps {
   resolve(target: TrunkTarget): Promise<Endpoint[]>;
   sentBy(t: TransportProtocol): string;
   userAgent: string;
+  /** How long a ping waits for an answer (RFC 3261 Timer F). */
+  timerFMs: number;
   onStop(self: TrunkMonitor): void;
 }
 
 interface TrunkState {
   target: TrunkTarget;
   status: TrunkStatus;
+  checkedAt: number | null;
+  lastError: string | null;
+  /** Unanswered pings in a row. */
+  timeouts: number;
   inFlight: boolean;
   timer: TimerHandle | undefined;
 }
@@ -89,6 +107,9 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
     const state: TrunkState = {
       target,
       status: 'unknown',
+      checkedAt: null,
+      lastError: null,
+      timeouts: 0,
       inFlight: false,
       timer: undefined,
     };
@@ -98,6 +119,13 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
 
   status(trunkId: string): TrunkStatus {
     return this.trunks.get(trunkId)?.status ?? 'unknown';
+  }
+
+  /** Unknown (never checked) for a trunk that is not monitored. */
+  health(trunkId: string): TrunkHealthSnapshot {
+    const t = this.trunks.get(trunkId);
+    if (!t) return { status: 'unknown', checkedAt: null, lastError: null };
+    return { status: t.status, checkedAt: t.checkedAt, lastError: t.lastError };
   }
 
   stop(): void {
@@ -129,7 +157,7 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
     if (this.stopped) return;
     if (!dest) {
       t.inFlight = false;
-      this.set(t, 'offline', { trunkId: t.target.id, cause: 'dns' });
+      this.fail(t, 'dns', `the host ${t.target.host} did not resolve`);
       this.schedule(t);
       return;
     }
@@ -142,18 +170,34 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
     this.deps.tx.sendRequest(req, branch, dest, {
       onResponse: (res) => {
         if (res.status < 200) return;
+        t.checkedAt = this.deps.clock.now();
+        t.lastError = null;
+        t.timeouts = 0;
         this.set(t, 'online', { trunkId: t.target.id, status: res.status });
         done();
       },
       onTimeout: () => {
-        this.set(t, 'offline', { trunkId: t.target.id, cause: 'timeout' });
+        const seconds = Math.round(this.deps.timerFMs / 100) / 10;
+        this.fail(t, 'timeout', `no answer to OPTIONS within ${seconds} s (Timer F)`);
         done();
       },
-      onTransportError: () => {
-        this.set(t, 'offline', { trunkId: t.target.id, cause: 'transport' });
+      onTransportError: (err) => {
+        const code = (err as NodeJS.ErrnoException).code;
+        this.fail(t, 'transport', `transport error${code ? ` ${code}` : ''}: ${err.message}`);
         done();
       },
     });
+  }
+
+  /** DNS and transport failures are final; timeouts count up to the threshold. */
+  private fail(t: TrunkState, cause: TrunkMonitorEvents['offline']['cause'], error: string): void {
+    if (this.stopped) return;
+    t.checkedAt = this.deps.clock.now();
+    t.lastError = error;
+    t.timeouts = cause === 'timeout' ? t.timeouts + 1 : 0;
+    const threshold = this.opts.failuresBeforeOffline ?? 1;
+    if (cause === 'timeout' && t.timeouts < threshold) return;
+    this.set(t, 'offline', { trunkId: t.target.id, cause, lastError: error });
   }
 
   private set(t: TrunkState, status: 'online', e: TrunkMonitorEvents['online']): void;

@@ -52,7 +52,54 @@ export default tseslint.config(
             },
             {
               group: ['better-sqlite3', 'pg', 'drachtio-srf', 'fastify', 'ws'],
-              message: 'calls/ never uses a database, SIP engine, HTTP or WebSocket library directly.',
+              message:
+                'calls/ never uses a database, SIP engine, HTTP or WebSocket library directly.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // The adapters sit below the calls domain and the HTTP layer: src/sip,
+  // src/media, src/agent and src/store never import src/calls or src/api (the
+  // ports they fulfil are matched structurally; store implements
+  // calls/ports/call-store.ts without importing it). Tests, test-support and
+  // test kits are exempt, as for calls/ above.
+  {
+    files: ['src/{sip,media,agent,store}/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/test-support/**', '**/*-test-kit.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/calls/**', '**/api/**'],
+              message: 'Adapters (sip, media, agent, store) never import src/calls or src/api.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // src/agent-bridge implements calls/ports/agent-link.ts (and takes media legs
+  // typed by calls/ports/media-port.ts), so it may import exactly calls/ports/**;
+  // it also imports the Timers interface and realTimers from calls/timers.ts,
+  // the one other file it is allowed. Nothing else from calls/, nothing from api/.
+  {
+    files: ['src/agent-bridge/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/test-support/**', '**/*-test-kit.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              // a regex: a gitignore-style '!**/calls/ports/**' cannot re-include
+              // files under a folder that '**/calls/**' already excludes
+              regex: '(^|/)calls/(?!ports/|timers\\.js$)|(^|/)api/',
+              message:
+                'agent-bridge imports only calls/ports/** and calls/timers.js from src/calls, and never src/api.',
             },
           ],
         },
@@ -67,7 +114,8 @@ export default tseslint.config(
         'error',
         {
           selector: "CallExpression[callee.property.name='transaction']",
-          message: 'Only src/store opens transactions; use the unit of work (store.unitOfWork.run).',
+          message:
+            'Only src/store opens transactions; use the unit of work (store.unitOfWork.run).',
         },
       ],
     },

@@ -49,7 +49,7 @@ async function healthBecomes(gw: Gateway, trunkId: string, status: string): Prom
 describe('trunk health', () => {
   it('a pinged trunk answering OPTIONS is online (distinct Call-IDs), a dead one offline with lastError and refused with sip_trunk_offline, and it recovers', async () => {
     const gw = await pingingGateway();
-    const far = await SipResponder.start('answer');
+    const far = await SipResponder.start({ kind: 'answer' });
     responders.push(far);
     const live = await gw.trunk(far.port, { optionsPing: true });
     const deadPort = await allocatePort();
@@ -72,7 +72,11 @@ describe('trunk health', () => {
       checkedAt: expect.any(String),
       lastError: 'no answer to OPTIONS within 3.2 s (Timer F)',
     });
-    expect(await health(gw, quiet)).toEqual({ status: 'unknown', checkedAt: null, lastError: null });
+    expect(await health(gw, quiet)).toEqual({
+      status: 'unknown',
+      checkedAt: null,
+      lastError: null,
+    });
 
     const refused = await gw.api('POST', '/api/v1/phones/calls/initiate-call', {
       agentId: gw.agentId,
@@ -95,7 +99,7 @@ describe('trunk health', () => {
     expect(metrics).not.toContain(`gateway_trunk_up{trunk="${quiet}"}`);
 
     // The far end comes back on the same address: online again, logged once as info.
-    const back = await SipResponder.start('answer', deadPort);
+    const back = await SipResponder.start({ kind: 'answer' }, deadPort);
     responders.push(back);
     await healthBecomes(gw, dead, 'online');
 
@@ -134,7 +138,11 @@ describe('trunk health', () => {
     const trunk = await gw.trunk(far.port);
     // Three ping intervals before the call: a ping would be the far end's one call.
     await new Promise((r) => setTimeout(r, 3000));
-    expect(await health(gw, trunk)).toEqual({ status: 'unknown', checkedAt: null, lastError: null });
+    expect(await health(gw, trunk)).toEqual({
+      status: 'unknown',
+      checkedAt: null,
+      lastError: null,
+    });
     const callId = await gw.call(trunk, number());
     const rec = await gw.waitFor(callId);
     expect(rec).toMatchObject({ status: 'answered', endCallReason: 'caller_hungup' });

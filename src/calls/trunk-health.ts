@@ -15,7 +15,10 @@ export interface TrunkMonitorPort {
   status(trunkId: string): Status;
   health(trunkId: string): { status: Status; checkedAt: number | null; lastError: string | null };
   on(event: 'online', fn: (e: { trunkId: string; status: number }) => void): unknown;
-  on(event: 'offline', fn: (e: { trunkId: string; cause: string; lastError: string }) => void): unknown;
+  on(
+    event: 'offline',
+    fn: (e: { trunkId: string; cause: string; lastError: string }) => void,
+  ): unknown;
   stop(): void;
 }
 
@@ -38,7 +41,10 @@ export class TrunkHealthTracker implements TrunkHealth {
   ) {
     // Only transitions are logged: a trunk that stays down is one warning, not one per ping.
     monitor.on('offline', (e) =>
-      log?.warn({ trunkId: e.trunkId, cause: e.cause, lastError: e.lastError }, 'SIP trunk offline'),
+      log?.warn(
+        { trunkId: e.trunkId, cause: e.cause, lastError: e.lastError },
+        'SIP trunk offline',
+      ),
     );
     monitor.on('online', (e) =>
       log?.info({ trunkId: e.trunkId, status: e.status }, 'SIP trunk online'),

@@ -99,7 +99,11 @@ describe('TrunkMonitor', () => {
     expect(r.events).toHaveLength(1);
 
     (await r.nextPing()).onResponse(ok);
-    expect(r.monitor.health('t')).toEqual({ status: 'online', checkedAt: r.now(), lastError: null });
+    expect(r.monitor.health('t')).toEqual({
+      status: 'online',
+      checkedAt: r.now(),
+      lastError: null,
+    });
     expect(r.events[1]).toEqual(['online', { trunkId: 't', status: 200 }]);
     r.monitor.stop();
   });
@@ -151,6 +155,10 @@ describe('TrunkMonitor', () => {
 
   it('a trunk it does not monitor is unknown, never checked', () => {
     const r = rig();
-    expect(r.monitor.health('other')).toEqual({ status: 'unknown', checkedAt: null, lastError: null });
+    expect(r.monitor.health('other')).toEqual({
+      status: 'unknown',
+      checkedAt: null,
+      lastError: null,
+    });
   });
 });

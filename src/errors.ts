@@ -13,3 +13,18 @@ export class GatewayError extends Error {
     this.name = new.target.name;
   }
 }
+
+/** Characters never echoed: controls, format marks (bidi overrides), lone surrogates, line separators. */
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
+const QUOTE_MAX = 40;
+
+/** The requester's text, quoted for an error reason: unsafe characters removed, at most 40 characters. */
+export function quoteForReason(text: string): string {
+  return `"${shortenForReason(text)}"`;
+}
+
+/** The requester's text, made safe to echo in an error reason (see quoteForReason), unquoted. */
+export function shortenForReason(text: string): string {
+  const chars = Array.from(text.replace(UNSAFE, ''));
+  return chars.length > QUOTE_MAX ? `${chars.slice(0, QUOTE_MAX - 1).join('')}…` : chars.join('');
+}

@@ -8,8 +8,8 @@ import type { ApiKey, Company, OperationGroup } from '../model/entities.js';
 import type { Store } from '../store/store.js';
 import { ApiError } from './error-catalogue.js';
 
-/** What a route needs: an operation group, full access ('admin'), or nothing ('public'). */
-export type RouteAccess = OperationGroup | 'admin' | 'public';
+/** What an authenticated route needs: an operation group, or full access ('admin'). */
+export type RouteAccess = OperationGroup | 'admin';
 
 export interface AuthContext {
   key: ApiKey;
@@ -33,18 +33,35 @@ const UNAUTHORIZED = () =>
 /** last_used_at is written at most this often per key (each write is an fsync). */
 const TOUCH_INTERVAL_MS = 60_000;
 
-export function registerAuth(app: FastifyInstance, store: Store, clock: Clock): void {
-  app.decorateRequest('auth', null as unknown as AuthContext);
-  app.addHook('onRequest', async (request) => {
-    const access = request.routeOptions.config.access;
-    if (access === undefined || access === 'public') return;
-    request.auth = authenticate(request, access, store, clock);
+/**
+ * Makes `scope` (an encapsulated plugin) authenticated: every route in it
+ * needs a key, and a route that does not say which operation group it
+ * belongs to stops the daemon at start instead of going public. Public
+ * routes (health, metrics, docs) are registered outside it.
+ */
+export function registerAuth(scope: FastifyInstance, store: Store, clock: Clock): void {
+  scope.decorateRequest('auth', null as unknown as AuthContext);
+  scope.addHook('onRoute', (route) => {
+    if (route.config?.access === undefined) {
+      throw new Error(
+        `${String(route.method)} ${route.url}: an authenticated route must declare config.access (an operation group or 'admin')`,
+      );
+    }
+  });
+  scope.addHook('onRequest', async (request) => {
+    // Never undefined here (onRoute above); 'admin' is the strictest reading if it were.
+    request.auth = authenticate(
+      request,
+      request.routeOptions.config.access ?? 'admin',
+      store,
+      clock,
+    );
   });
 }
 
 function authenticate(
   request: FastifyRequest,
-  access: Exclude<RouteAccess, 'public'>,
+  access: RouteAccess,
   store: Store,
   clock: Clock,
 ): AuthContext {

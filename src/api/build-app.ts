@@ -13,7 +13,9 @@ import type { Config } from '../config/config-schema.js';
 import type { Store } from '../store/store.js';
 import { registerAuth } from './auth.js';
 import { ERROR_CATALOGUE } from './error-catalogue.js';
-import { registerErrorHandler } from './error-handler.js';
+import { registerErrorHandler, registerJsonParser } from './error-handler.js';
+import { clientErrorHandler, frameworkErrors, registerRouteMisses } from './http-errors.js';
+import { schemaError } from './schema-errors.js';
 import { registerAdminRoutes } from './routes/admin-routes.js';
 import { registerAgentRoutes } from './routes/agent-routes.js';
 import { registerCallRoutes } from './routes/call-routes.js';
@@ -42,6 +44,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger || undefined,
     bodyLimit: deps.config.bodyLimitBytes,
     trustProxy: deps.config.trustProxy,
+    // A request without Host is refused in our words (http-errors.ts), not Node's empty 400.
+    http: { requireHostHeader: false },
     // Unknown fields must stay visible to be refused; never coerce types.
     ajv: {
       customOptions: {
@@ -49,13 +53,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         coerceTypes: false,
         useDefaults: true,
         allErrors: false,
+        // OpenAPI's annotation, shown in the document, ignored by validation.
+        keywords: ['example'],
       },
     },
+    schemaErrorFormatter: (errors, dataVar) => schemaError(errors, dataVar),
+    clientErrorHandler,
+    frameworkErrors,
     // Request lines carry numbers in paths (opt-outs): not logged per request.
     logController: new LogController({ disableRequestLogging: true }),
   }) as unknown as FastifyInstance;
 
   registerErrorHandler(app);
+  registerRouteMisses(app);
+  registerJsonParser(app);
   // each request starts and answers at a yield point (urgent-work.ts)
   app.addHook('onRequest', (_request, _reply, done) => {
     runUrgentWork();
@@ -101,12 +112,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
   });
 
-  registerAuth(app, deps.store, deps.clock);
+  // Public: health, readiness, metrics, the OpenAPI document (and /docs above).
   registerSystemRoutes(app, deps.readiness, deps.metrics);
-  registerCallRoutes(app, deps.calls, deps.store, deps.clock);
-  registerVoipSipRoutes(app, deps.store, deps.clock, deps.trunkHealth);
-  registerAgentRoutes(app, deps.store, deps.clock);
-  registerAdminRoutes(app, deps.store, deps.accounts);
+  // Everything else is authenticated: the hook lives in this scope, so a route
+  // is public only by being registered outside it.
+  await app.register(async (api) => {
+    registerAuth(api, deps.store, deps.clock);
+    registerCallRoutes(api, deps.calls, deps.store, deps.clock);
+    registerVoipSipRoutes(api, deps.store, deps.clock, deps.trunkHealth);
+    registerAgentRoutes(api, deps.store, deps.clock);
+    registerAdminRoutes(api, deps.store, deps.accounts);
+  });
   return app;
 }
 

@@ -20,7 +20,13 @@ const base: Record<string, CatalogueEntry> = {
   invalid_json: { status: 400, description: 'The body is not valid JSON.' },
   invalid_body: {
     status: 400,
-    description: 'The body is not a JSON object, or fails the route schema.',
+    description:
+      'The body is not a JSON object, fails the route schema, or holds a forbidden key (__proto__, constructor.prototype).',
+  },
+  invalid_request: {
+    status: 400,
+    description:
+      'The HTTP request itself is malformed (request line, headers, Host, percent-encoding in the path).',
   },
   unknown_field: { status: 400, description: 'The body has a field the contract does not define.' },
   from_number_not_allowed: {
@@ -77,6 +83,14 @@ const base: Record<string, CatalogueEntry> = {
   no_available_channels: { status: 402, description: "The trunk's channels are all in use." },
   // 404, 409, 413, 415, 429
   not_found: { status: 404, description: 'No such route, or no such object in this company.' },
+  method_not_allowed: {
+    status: 405,
+    description: 'The path exists but not with this method; the Allow header lists the methods.',
+  },
+  request_timeout: {
+    status: 408,
+    description: 'The request did not arrive in full within the server timeout.',
+  },
   conflict: { status: 409, description: 'The object conflicts with an existing one.' },
   call_already_in_progress: {
     status: 409,
@@ -84,6 +98,7 @@ const base: Record<string, CatalogueEntry> = {
       'A call to the number is live or scheduled, or the same number and agent were called within 60 s.',
   },
   body_too_large: { status: 413, description: 'The body exceeds the configured limit.' },
+  uri_too_long: { status: 414, description: 'A path parameter is longer than the server accepts.' },
   unsupported_media_type: { status: 415, description: 'The body is not application/json.' },
   rate_limit_exceeded: {
     status: 429,
@@ -105,6 +120,10 @@ const base: Record<string, CatalogueEntry> = {
     status: 429,
     description: 'Anti-harassment: 1 hour between answered calls to the same number.',
   },
+  header_fields_too_large: {
+    status: 431,
+    description: 'The request line and headers together exceed the server limit (16 KB).',
+  },
   // 5xx
   internal_error: {
     status: 500,
@@ -112,7 +131,8 @@ const base: Record<string, CatalogueEntry> = {
   },
   server_unavailable: {
     status: 503,
-    description: 'Calls server unavailable (starting or shutting down); retry in a few minutes.',
+    description:
+      'Calls server unavailable (starting or shutting down); retry after the Retry-After header. 503, not the 500 of spec §7: see docs/api.md.',
   },
 };
 

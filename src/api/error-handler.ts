@@ -1,10 +1,12 @@
 // Maps every error to the catalogue's body: `{ error, reason }` for 400/402
 // and the generic ones, the refusal shape of spec §2.4 when there are
-// details. An unexpected error is a 500 `internal_error`, logged once.
-import { SIP_TEXT_PATTERN } from '../model/sip-values.js';
+// details. An unexpected error is a 500 `internal_error`, logged once; a 503
+// (draining) is expected and says when to come back (Retry-After).
 import type { FastifyError, FastifyInstance } from 'fastify';
+import sjson from 'secure-json-parse';
 import { GatewayError } from '../errors.js';
-import { ERROR_CATALOGUE } from './error-catalogue.js';
+import { ApiError, ERROR_CATALOGUE } from './error-catalogue.js';
+import { schemaError } from './schema-errors.js';
 
 export interface ErrorBody {
   error: string;
@@ -13,21 +15,50 @@ export interface ErrorBody {
   details?: Record<string, unknown>;
 }
 
-export function registerErrorHandler(app: FastifyInstance): void {
-  app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({
-      error: 'not_found',
-      reason: `No route ${request.method} ${request.url.split('?')[0]}.`,
-    });
-  });
+/** Seconds a client should wait after a 503 (the daemon is draining or starting). */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 60;
 
+export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | GatewayError | Error, request, reply) => {
     const { status, body } = toResponse(err);
-    if (status >= 500) request.log.error({ err }, 'request failed');
-    if (body.details && typeof body.details.retryAfterSeconds === 'number') {
-      void reply.header('retry-after', String(body.details.retryAfterSeconds));
-    }
+    if (status >= 500 && status !== 503) request.log.error({ err }, 'request failed');
+    const retryAfter =
+      body.details && typeof body.details.retryAfterSeconds === 'number'
+        ? body.details.retryAfterSeconds
+        : status === 503
+          ? UNAVAILABLE_RETRY_AFTER_SECONDS
+          : undefined;
+    if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
     void reply.code(status).send(body);
+  });
+}
+
+/**
+ * JSON bodies, parsed with prototype poisoning refused by name (a body with
+ * `__proto__` is valid JSON, so "not valid JSON" would mislead). An empty
+ * body is no body: the route's schema says whether one is needed.
+ */
+export function registerJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
+    const body = String(text);
+    if (body.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, sjson.parse(body, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (err) {
+      done(
+        /forbidden (prototype|constructor) property/.test((err as Error).message)
+          ? new ApiError(
+              'invalid_body',
+              'The body holds a forbidden key (__proto__ or constructor.prototype); rename it.',
+            )
+          : new ApiError('invalid_json', 'The request body is not valid JSON.'),
+        undefined,
+      );
+    }
   });
 }
 
@@ -46,30 +77,8 @@ function toResponse(err: FastifyError | GatewayError | Error): { status: number;
   }
   const fe = err as FastifyError;
   if (fe.validation) {
-    const first = fe.validation[0];
-    const where = first?.instancePath
-      ? first.instancePath.slice(1).replace(/\//g, '.')
-      : (fe.validationContext ?? 'body');
-    if (first?.keyword === 'additionalProperties') {
-      const name = String((first.params as { additionalProperty?: string }).additionalProperty);
-      return bad(
-        'unknown_field',
-        `Unknown field "${name}"${where !== 'body' ? ` in ${where}` : ''}.`,
-      );
-    }
-    // Text bound for a SIP message (model/sip-values.ts): say what is wrong, not the regex.
-    const unsafe = fe.validation.find(
-      (v) =>
-        v.keyword === 'pattern' && (v.params as { pattern?: string }).pattern === SIP_TEXT_PATTERN,
-    );
-    if (unsafe) {
-      const field = unsafe.instancePath.slice(1).replace(/\//g, '.') || where;
-      return bad(
-        'invalid_body',
-        `${field} must not contain CR, LF, NUL or other control characters (it goes into a SIP message).`,
-      );
-    }
-    return bad('invalid_body', `${where} ${first?.message ?? 'is invalid'}.`);
+    // A schema failure the route's own formatter did not turn into an ApiError.
+    return toResponse(schemaError(fe.validation, fe.validationContext ?? 'body'));
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -85,10 +94,10 @@ function toResponse(err: FastifyError | GatewayError | Error): { status: number;
         status: 415,
         body: { error: 'unsupported_media_type', reason: 'Send the body as application/json.' },
       };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return bad('invalid_request', 'The body is not as long as its Content-Length says.');
   }
-  if (fe instanceof SyntaxError || (fe.statusCode === 400 && /JSON/i.test(fe.message))) {
-    return bad('invalid_json', 'The request body is not valid JSON.');
-  }
+  if (fe instanceof SyntaxError) return bad('invalid_json', 'The request body is not valid JSON.');
   if (fe.statusCode === 429) {
     return {
       status: 429,
@@ -98,8 +107,9 @@ function toResponse(err: FastifyError | GatewayError | Error): { status: number;
       },
     };
   }
+  // Any other client error of the framework: our code and words, not its message.
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return bad('invalid_body', fe.message);
+    return bad('invalid_request', 'The request cannot be processed as sent.');
   }
   return internal();
 }

@@ -7,7 +7,11 @@ import type { ApiKey, Company } from '../model/entities.js';
 import type { CallQuery, CallRecord } from '../model/call-record.js';
 import { FINAL_STATUSES, OPEN_STATUSES } from '../model/call-status.js';
 import { CallError } from './call-error.js';
-import { validateInitiateCallRequest, type RequestedSchedule } from './initiate-call-request.js';
+import {
+  readInitiateCallRequest,
+  type InitiateCallBody,
+  type RequestedSchedule,
+} from './initiate-call-request.js';
 import { resolveScheduledAt } from './intake/scheduled-at.js';
 import { checkPlanLimits } from './plan-limits.js';
 import type { CallStore } from './ports/call-store.js';
@@ -67,14 +71,14 @@ export class CallService {
     this.zones = options.zones ?? resolveDestinationZones;
   }
 
-  async initiate(who: Requester, body: unknown): Promise<InitiateCallResult> {
+  async initiate(who: Requester, body: InitiateCallBody): Promise<InitiateCallResult> {
     if (this.dispatcher?.isDraining) {
       throw new CallError(
         'server_unavailable',
         'The gateway is shutting down; retry in a few minutes.',
       );
     }
-    const req = validateInitiateCallRequest(body);
+    const req = readInitiateCallRequest(body);
     const companyId = who.company.id;
     const agent = req.agentId ? this.store.agents.get(companyId, req.agentId) : undefined;
     if (req.agentId && !agent)

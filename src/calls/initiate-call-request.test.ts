@@ -1,9 +1,12 @@
 // The call-initiation body's additionalPhoneNumbers and scheduledAt (spec
-// §2.1), as DESIGN "Ambiguities in the spec, settled" reads them.
+// §2.1), as DESIGN "Ambiguities in the spec, settled" reads them, on bodies
+// the schema accepts (the wrong JSON types are refused before, by the route's
+// schema: src/api/routes/initiate-call.test.ts).
 import { describe, expect, it } from 'vitest';
 import {
   RequestValidationError,
-  validateInitiateCallRequest,
+  readInitiateCallRequest,
+  type InitiateCallBody,
   type InitiateCallRequest,
 } from './initiate-call-request.js';
 
@@ -13,11 +16,11 @@ const NYC = '+12125550100';
 const BERLIN = '+493012345678';
 const LONDON = '+442071838750';
 
-function validate(extra: Record<string, unknown>): InitiateCallRequest {
-  return validateInitiateCallRequest({ destinationNumber: DESTINATION, agentId: 'a1', ...extra });
+function validate(extra: Partial<InitiateCallBody>): InitiateCallRequest {
+  return readInitiateCallRequest({ destinationNumber: DESTINATION, agentId: 'a1', ...extra });
 }
 
-function refusal(extra: Record<string, unknown>): RequestValidationError {
+function refusal(extra: Partial<InitiateCallBody>): RequestValidationError {
   try {
     validate(extra);
   } catch (e) {
@@ -27,11 +30,13 @@ function refusal(extra: Record<string, unknown>): RequestValidationError {
   throw new Error(`accepted ${JSON.stringify(extra)}`);
 }
 
-const alternates = (value: unknown): string[] =>
+type Alternates = InitiateCallBody['additionalPhoneNumbers'];
+
+const alternates = (value: Alternates): string[] =>
   validate({ additionalPhoneNumbers: value }).additionalPhoneNumbers;
 
 /** The 400 for an additionalPhoneNumbers value, checked for code, status and field. */
-function refusedAlternates(value: unknown): string {
+function refusedAlternates(value: Alternates): string {
   const e = refusal({ additionalPhoneNumbers: value });
   expect(e.code).toBe('invalid_additional_phone_numbers');
   expect(e.httpStatus).toBe(400);
@@ -41,9 +46,8 @@ function refusedAlternates(value: unknown): string {
 
 describe('additionalPhoneNumbers', () => {
   describe('accepted', () => {
-    const rows: Array<[string, unknown, string[]]> = [
+    const rows: Array<[string, Alternates, string[]]> = [
       ['omitted', undefined, []],
-      ['null', null, []],
       ['an empty array', [], []],
       ['an empty string (like omitted)', '', []],
       ['a blank string (like omitted)', '  \t ', []],
@@ -96,7 +100,7 @@ describe('additionalPhoneNumbers', () => {
   });
 
   describe('refused with a reason naming the item', () => {
-    const rows: Array<[string, unknown, string[]]> = [
+    const rows: Array<[string, Alternates, string[]]> = [
       ['a national number without +', '(415) 555-0123', ['"(415)"', '(in "(415) 555-0123")']],
       ['digits without +', '14155550123', ['"14155550123"', 'E.164']],
       ['letters', 'abc', ['"abc"']],
@@ -117,11 +121,6 @@ describe('additionalPhoneNumbers', () => {
       ['a negative JSON number', -12125550100, ['-12125550100']],
       ['a fractional JSON number', 12125550100.5, ['12125550100.5']],
       ['an unsafe JSON integer', 2 ** 60, ['1152921504606847000']],
-      ['a boolean element', [SF, true], ['additionalPhoneNumbers[1]', 'not boolean']],
-      ['a null element', [null], ['additionalPhoneNumbers[0]', 'not null']],
-      ['a nested array', [[SF]], ['additionalPhoneNumbers[0]', 'not object']],
-      ['an object', { number: SF }, ['a string, a number, or an array']],
-      ['a boolean', true, ['a string, a number, or an array']],
     ];
     it.each(rows)('%s', (_name, value, fragments) => {
       const reason = refusedAlternates(value);
@@ -167,9 +166,8 @@ describe('additionalPhoneNumbers', () => {
 });
 
 describe('scheduledAt', () => {
-  it('is undefined when omitted, null or empty', () => {
+  it('is undefined when omitted or empty', () => {
     expect(validate({}).scheduledAt).toBeUndefined();
-    expect(validate({ scheduledAt: null }).scheduledAt).toBeUndefined();
     expect(validate({ scheduledAt: '' }).scheduledAt).toBeUndefined();
   });
 
@@ -198,13 +196,12 @@ describe('scheduledAt', () => {
     });
   });
 
-  const invalid: Array<[string, unknown, string]> = [
+  const invalid: Array<[string, string, string]> = [
     ['a day that does not exist', '2026-02-30T10:00', 'is not a real date and time'],
     ['a time that does not exist', '2026-05-04T10:61', 'is not a real date and time'],
     ['a date without a time', '2026-05-04', 'is not an ISO 8601 date-time'],
     ['free text', 'next monday', 'is not an ISO 8601 date-time'],
     ['an offset out of range', '2026-05-04T10:30+25:00', 'offset out of range'],
-    ['a number', 1_762_000_000_000, 'scheduledAt must be a string'],
   ];
   it.each(invalid)('refuses %s with invalid_scheduled_at', (_name, value, fragment) => {
     const e = refusal({ scheduledAt: value });

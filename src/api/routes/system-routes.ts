@@ -1,4 +1,5 @@
-// Unauthenticated operational routes: health, readiness, metrics, OpenAPI.
+// The public routes: health, readiness, metrics, OpenAPI (registered outside
+// the authenticated scope, see build-app.ts).
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 
@@ -13,7 +14,7 @@ export function registerSystemRoutes(
   metrics: Registry,
 ): void {
   const open = {
-    config: { access: 'public' as const, rateLimit: false },
+    config: { rateLimit: false },
     schema: { tags: ['System'] },
   };
   app.get('/healthz', open, async () => ({ status: 'ok' }));

@@ -6,6 +6,7 @@
 // the callee asked for is planned even when the retries are used up. The
 // policy only decides: the call session writes the decision. Every planned
 // dial passes the dial gate when it is due.
+import { MAX_RETRIES, RETRY_DELAY_MINUTES } from '../intake/initiate-call-body.js';
 import type { Clock } from '../../clock.js';
 import type {
   AttemptStatus,
@@ -28,9 +29,6 @@ const PERMANENT_FAILURES = {
   kinds: ['number_not_in_service', 'invalid_number'],
   reasons: ['caller_does_not_exist', 'wrong_set_number', 'phone_number_not_found'],
 };
-
-export const DEFAULT_MAX_RETRIES = 3;
-export const DEFAULT_RETRY_DELAY_MINUTES = 30;
 
 /** How the round ended. */
 export interface RoundOutcome {
@@ -92,9 +90,9 @@ export class RetryPolicy {
     const dropped = outcome.status === 'failed_during_call';
     if (!dropped && !RETRIED_STATUSES.includes(outcome.status)) return null;
     if (outcome.status === 'failed' && isPermanentFailure(outcome)) return null;
-    const maxRounds = Math.max(1, record.maxRetries ?? DEFAULT_MAX_RETRIES);
+    const maxRounds = Math.max(1, record.maxRetries ?? MAX_RETRIES.default);
     if (record.retries + 1 >= maxRounds) return null;
-    const delay = (record.retryDelayMinutes ?? DEFAULT_RETRY_DELAY_MINUTES) * this.unitMs;
+    const delay = (record.retryDelayMinutes ?? RETRY_DELAY_MINUTES.default) * this.unitMs;
     return { kind: dropped ? 'dropped_call' : 'retry', dueAt: now + delay, countsAsRetry: true };
   }
 }

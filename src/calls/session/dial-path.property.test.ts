@@ -37,6 +37,7 @@
 // DIAL_PATH_SEED / DIAL_PATH_PATH replay a reported failure, DIAL_PATH_RUNS
 // runs more, DIAL_PATH_SHRINK=0 skips shrinking, DIAL_PATH_TRACE=1 prints
 // every run's trace.
+import type { InitiateCallBody } from '../intake/initiate-call-body.js';
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import pino from 'pino';
@@ -828,7 +829,7 @@ class World {
       invites: 0,
     };
     this.requests.push(req);
-    const body: Record<string, unknown> = {
+    const body: InitiateCallBody = {
       destinationNumber: primary,
       agentId: 'a1',
       callerId: req.callerId,

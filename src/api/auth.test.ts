@@ -1,5 +1,8 @@
 // The auth matrix of spec §5 over app.inject().
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
+import { registerAuth } from './auth.js';
 import { startTestGateway, type Tenant, type TestGateway } from './test-support/test-gateway.js';
 
 let gw: TestGateway;
@@ -199,5 +202,39 @@ describe('plan (spec §5.9)', () => {
 describe('public routes', () => {
   it.each(['/healthz', '/readyz', '/openapi.json'])('%s needs no key', async (url) => {
     expect((await gw.app.inject({ method: 'GET', url })).statusCode).toBe(200);
+  });
+});
+
+describe('authenticated unless public by construction', () => {
+  it('every route in the OpenAPI document but the public ones answers 401 without a key', async () => {
+    const doc = (await gw.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
+    const routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })),
+    );
+    expect(routes.length).toBeGreaterThan(30);
+    const open: string[] = [];
+    for (const { method, path } of routes) {
+      const url = path.replace(/\{[^}]+\}/g, 'x');
+      const res = await gw.app.inject({ method: method as 'GET', url, payload: {} });
+      if (res.statusCode !== 401) open.push(`${method} ${path}`);
+      else expect(res.json()).toEqual(UNAUTHORIZED);
+    }
+    expect(open.sort()).toEqual(['GET /healthz', 'GET /readyz']);
+    // hidden from the document, public too
+    for (const url of ['/metrics', '/openapi.json', '/docs/'])
+      expect((await gw.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
+  });
+
+  it('a route registered in the authenticated scope without config.access stops the start', async () => {
+    const app = Fastify();
+    void app.register(async (scope) => {
+      registerAuth(scope, gw.store, new ManualClock(0));
+      scope.get('/forgot-its-group', async () => ({ secret: true }));
+    });
+    await expect(app.ready()).rejects.toThrow(
+      /GET \/forgot-its-group: an authenticated route must declare config.access/,
+    );
   });
 });

@@ -249,6 +249,130 @@ describe('initiate-call: refused requests', () => {
     expect(res.json()).toEqual({ error: code, reason: expect.any(String) });
   });
 
+  it.each([
+    [
+      'a boolean element',
+      ['+12125557201', true],
+      'additionalPhoneNumbers[1] must be a string or a number.',
+    ],
+    ['a null element', [null], 'additionalPhoneNumbers[0] must be a string or a number.'],
+    [
+      'a nested array',
+      [['+12125557202']],
+      'additionalPhoneNumbers[0] must be a string or a number.',
+    ],
+    [
+      'an object',
+      { number: '+12125557203' },
+      'additionalPhoneNumbers must be a string, a number or an array.',
+    ],
+    ['a boolean', true, 'additionalPhoneNumbers must be a string, a number or an array.'],
+  ])(
+    'refuses additionalPhoneNumbers as %s by its JSON type, naming the item',
+    async (_n, value, reason) => {
+      const res = await initiate(acme, valid({ additionalPhoneNumbers: value }));
+      expect(res.json()).toEqual({ error: 'invalid_additional_phone_numbers', reason });
+    },
+  );
+
+  it.each([
+    [
+      'a missing field',
+      { destinationNumber: undefined },
+      'invalid_destination_number',
+      'destinationNumber is required.',
+    ],
+    [
+      'a number below its range',
+      { retryDelayMinutes: 29 },
+      'invalid_retry_delay_minutes',
+      'retryDelayMinutes must be at least 30.',
+    ],
+    [
+      'a number above its range',
+      { maxRetries: 4 },
+      'invalid_max_retries',
+      'maxRetries must be at most 3.',
+    ],
+    [
+      'a fraction',
+      { maxRetries: 1.5 },
+      'invalid_max_retries',
+      'maxRetries must be a whole number.',
+    ],
+    [
+      'a string for a flag',
+      { overrideTimeRestriction: 'true' },
+      'invalid_override_time_restriction',
+      'overrideTimeRestriction must be true or false.',
+    ],
+    [
+      'a map value of the wrong type',
+      { dynamicVariables: { a: 1 } },
+      'invalid_dynamic_variables',
+      'dynamicVariables.a must be a string.',
+    ],
+    [
+      'a value outside an enumeration',
+      { superVariables: { a: { placeholder: '{{a}}', value: '1', type: 'integer' } } },
+      'invalid_super_variables',
+      'superVariables.a.type must be one of text, number, boolean, date, time.',
+    ],
+    [
+      'a missing nested field',
+      { superVariables: { a: { placeholder: '{{a}}' } } },
+      'invalid_super_variables',
+      'superVariables.a.value is required.',
+    ],
+    [
+      'a scheduledAt that is a number',
+      { scheduledAt: 1_762_000_000_000 },
+      'invalid_scheduled_at',
+      'scheduledAt must be a string.',
+    ],
+    [
+      'a malformed e-mail address',
+      { emailAddress: 'not-an-email' },
+      'invalid_email_address',
+      'emailAddress must be an e-mail address.',
+    ],
+    [
+      'text too long',
+      { contextForAi: 'x'.repeat(12001) },
+      'invalid_context_for_ai',
+      'contextForAi must be at most 12000 characters.',
+    ],
+    ['an unknown field', { colour: 'blue' }, 'unknown_field', 'Unknown field "colour".'],
+    [
+      'an unknown nested field',
+      { superVariables: { a: { placeholder: '{{a}}', value: '1', x: 1 } } },
+      'unknown_field',
+      'Unknown field "x" in superVariables.a.',
+    ],
+  ])('says what is wrong with %s, naming the field', async (_n, extra, error, reason) => {
+    const res = await initiate(acme, valid(extra));
+    expect(res.json()).toEqual({ error, reason });
+  });
+
+  it('a field sent as null is a field left out: its default applies', async () => {
+    const res = await initiate(
+      acme,
+      valid({
+        maxRetries: null,
+        retryDelayMinutes: null,
+        scheduledAt: null,
+        additionalPhoneNumbers: null,
+        metadata: null,
+        useAntiHarassmentProtection: null,
+      }),
+    );
+    expect(res.statusCode, res.body).toBe(200);
+    const rec = (
+      await acme.request({ method: 'GET', url: `/api/v1/phones/calls/${res.json().callId}` })
+    ).json();
+    expect(rec).toMatchObject({ maxRetries: 3, retryDelayMinutes: 30, additionalPhoneNumbers: [] });
+  });
+
   it('names fromNumber in the reason', async () => {
     expect((await initiate(acme, valid({ fromNumber: '+1' }))).json().reason).toMatch(/fromNumber/);
   });

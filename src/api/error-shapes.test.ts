@@ -2,11 +2,12 @@
 // socket (Node's own refusals never pass through app.inject), and each body
 // checked: `{ error, reason }` with a catalogue code of that status, nothing
 // of Node's or fastify's own wording.
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallDispatcher } from '../calls/call-service.js';
 import { ERROR_CATALOGUE } from './error-catalogue.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from './error-handler.js';
+import { clientErrorHandler } from './http-errors.js';
 import { startTestGateway, type Tenant, type TestGateway } from './test-support/test-gateway.js';
 
 let gw: TestGateway;
@@ -309,5 +310,39 @@ describe('every error the server sends has the catalogue shape', () => {
       if (a.status === 429) break;
     }
     expectCatalogue(a!, 429, 'rate_limit_exceeded');
+  });
+});
+
+describe('clientErrorHandler (what Node hands it)', () => {
+  it('a request that did not arrive in time is 408 request_timeout, and the socket is closed', () => {
+    const written: string[] = [];
+    let destroyed = false;
+    const socket = {
+      destroyed: false,
+      writable: true,
+      write: (s: string) => written.push(s),
+      destroy: () => (destroyed = true),
+    } as unknown as Socket;
+    clientErrorHandler(
+      Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }),
+      socket,
+    );
+    const [head = '', body = ''] = written.join('').split('\r\n\r\n');
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+    expect(JSON.parse(body)).toEqual({ error: 'request_timeout', reason: expect.any(String) });
+    expect(ERROR_CATALOGUE.request_timeout?.status).toBe(408);
+    expect(destroyed).toBe(true);
+  });
+
+  it('a reset connection gets nothing written', () => {
+    const socket = {
+      destroyed: false,
+      writable: true,
+      write: () => {
+        throw new Error('must not write');
+      },
+      destroy: () => {},
+    } as unknown as Socket;
+    clientErrorHandler(Object.assign(new Error('reset'), { code: 'ECONNRESET' }), socket);
   });
 });

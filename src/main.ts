@@ -97,6 +97,12 @@ async function main(): Promise<void> {
         timers: { T1: config.sip.t1Ms, T2: config.sip.t2Ms, T4: config.sip.t4Ms },
         userAgent: config.sip.userAgent,
         authAttemptLimit: config.sip.authAttempts,
+        tcpIdleTimeoutMs: config.sip.tcpIdleTimeoutMs,
+        tcpLimits: {
+          messageDeadlineMs: config.sip.tcpMessageDeadlineMs,
+          maxConnections: config.sip.tcpMaxConnections,
+          maxConnectionsPerSource: config.sip.tcpMaxConnectionsPerSource,
+        },
       },
       { logger: log.child({ component: 'sip' }) },
     );

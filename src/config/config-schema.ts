@@ -211,6 +211,41 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
       'Unanswered OPTIONS pings in a row (each waits Timer F, 64 × T1) before a trunk is offline; a DNS or transport failure is at once.',
   },
   {
+    key: 'sip.tcpIdleTimeoutMs',
+    type: 'int',
+    default: 60000,
+    env: 'GATEWAY_SIP_TCP_IDLE_TIMEOUT_MS',
+    min: 1000,
+    description:
+      'A SIP TCP connection without a complete message, keep-alive ping (double CRLF) or send for this long is closed.',
+  },
+  {
+    key: 'sip.tcpMessageDeadlineMs',
+    type: 'int',
+    default: 10000,
+    env: 'GATEWAY_SIP_TCP_MESSAGE_DEADLINE_MS',
+    min: 100,
+    description:
+      'A SIP message on TCP must be complete this long after its first byte, however slowly it arrives, or the connection is destroyed.',
+  },
+  {
+    key: 'sip.tcpMaxConnections',
+    type: 'int',
+    default: 1000,
+    env: 'GATEWAY_SIP_TCP_MAX_CONNECTIONS',
+    min: 1,
+    description:
+      'Accepted SIP TCP connections open at once; over it a new one is closed at once (our own outbound connections are not counted).',
+  },
+  {
+    key: 'sip.tcpMaxConnectionsPerSource',
+    type: 'int',
+    default: 20,
+    env: 'GATEWAY_SIP_TCP_MAX_CONNECTIONS_PER_SOURCE',
+    min: 1,
+    description: 'Accepted SIP TCP connections open at once from one source IP address.',
+  },
+  {
     key: 'drachtio.host',
     type: 'string',
     default: '127.0.0.1',
@@ -421,6 +456,10 @@ export interface Config {
     authAttempts: number;
     optionsPingSeconds: number;
     optionsPingFailures: number;
+    tcpIdleTimeoutMs: number;
+    tcpMessageDeadlineMs: number;
+    tcpMaxConnections: number;
+    tcpMaxConnectionsPerSource: number;
   };
   drachtio: { host: string; port: number; secret: string };
   rtp: {

@@ -21,6 +21,16 @@ export interface SipStats {
   transactionTimeouts: number;
   tcpConnectionsOpened: number;
   tcpConnectionsClosed: number;
+  /** TCP connections destroyed because a message was not complete within
+   *  the deadline from its first byte. */
+  tcpClosedDeadline: number;
+  /** TCP connections closed after the idle timeout without a message. */
+  tcpClosedIdle: number;
+  /** Accepted TCP connections destroyed at once: over the total or the
+   *  per-source cap (never counted as opened). */
+  tcpClosedCap: number;
+  /** RFC 5626 keep-alive pings (double CRLF) answered with a CRLF. */
+  tcpKeepAlivePongs: number;
   /** Exceptions thrown by a layer above while handling a message. */
   handlerErrors: number;
 }
@@ -41,6 +51,10 @@ export function createSipStats(): SipStats {
     transactionTimeouts: 0,
     tcpConnectionsOpened: 0,
     tcpConnectionsClosed: 0,
+    tcpClosedDeadline: 0,
+    tcpClosedIdle: 0,
+    tcpClosedCap: 0,
+    tcpKeepAlivePongs: 0,
     handlerErrors: 0,
   };
 }

@@ -1,15 +1,48 @@
 // TCP transport: a listener plus a pool of connections keyed by remote address,
 // reused in both directions (RFC 3261 §18.2.2, §18.3), framed by Content-Length.
+//
+// Every connection is bounded: a message must complete within a deadline from
+// its first byte, however slowly it trickles; a connection with no complete
+// message, keep-alive ping or send for the idle timeout is closed fully (FIN,
+// then destroyed after a short grace so no half-closed socket keeps its
+// descriptor); accepted connections are capped in total and per source
+// address; unframed bytes are capped per connection. A double CRLF between
+// messages is an RFC 5626 §4.4.1 keep-alive ping answered with one CRLF; a
+// lone CRLF there is ignored (RFC 3261 §7.5) and keeps nothing alive.
 
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { Clock, TimerHandle } from './clock.js';
+import type { SipStats } from './stats.js';
 import type { RawReceiver, SendErrorHandler, SipTransport } from './types.js';
 
 /** Returns the length of the message starting at `offset`, -1 when more bytes
  *  are needed; throws when the stream cannot be framed. */
 export type StreamFramer = (buf: Buffer, offset: number) => number;
 
-export interface TcpTransportOptions {
+/** Bounds on connections; every field has a default (DEFAULT_TCP_LIMITS). */
+export interface TcpLimits {
+  /** A message must be complete this long after its first byte, or the
+   *  connection is destroyed. */
+  messageDeadlineMs: number;
+  /** Accepted connections open at once; over it a new one is destroyed. */
+  maxConnections: number;
+  /** Accepted connections open at once from one source address. */
+  maxConnectionsPerSource: number;
+}
+
+export const DEFAULT_TCP_LIMITS: TcpLimits = {
+  messageDeadlineMs: 10_000,
+  maxConnections: 1000,
+  maxConnectionsPerSource: 20,
+};
+
+/** The counters this transport keeps (fields of the stack's SipStats). */
+export type TcpCounters = Pick<
+  SipStats,
+  'tcpClosedDeadline' | 'tcpClosedIdle' | 'tcpClosedCap' | 'tcpKeepAlivePongs'
+>;
+
+export interface TcpTransportOptions extends Partial<TcpLimits> {
   host: string;
   port: number;
   onData: RawReceiver;
@@ -17,42 +50,71 @@ export interface TcpTransportOptions {
   clock: Clock;
   /** Close a connection without traffic for this long. Default 60 000 ms. */
   idleTimeoutMs?: number;
+  /** After the FIN of an idle close, destroy the socket this much later
+   *  whether or not the peer closed its side. Default 1 000 ms. */
+  closeGraceMs?: number;
+  /** Bytes a connection may hold without a complete message. Default 65 535. */
+  maxPendingBytes?: number;
+  counters?: TcpCounters;
   /** A stream whose framing broke (bytes we can't delimit). */
   onFramingError?: () => void;
   onConnectionChange?: (opened: boolean) => void;
 }
 
-/** A connection; `pending` collects send-error handlers until it is up. */
+/** A connection; `waiting` collects send-error handlers until it is up. */
 interface Connection {
   key: string;
   socket: Socket;
   host: string;
   port: number;
+  /** Accepted from a peer (counted against the caps), not dialled by us. */
+  inbound: boolean;
   buffered: Buffer | undefined;
+  /** Line feeds seen between messages since the last message or ping (0-1),
+   *  and when the first of them came. */
+  boundaryLineFeeds: number;
+  boundaryStart: number;
   lastActivity: number;
   connecting: boolean;
   waiting: SendErrorHandler[];
+  /** Runs while a message is incomplete; fires at its deadline. */
+  deadline: TimerHandle | undefined;
+  /** Set once we decided to close: the socket is no longer used for sends. */
+  closing: TimerHandle | true | undefined;
 }
 
-const MAX_FRAME_BYTES = 65_535;
+const PONG = Buffer.from('\r\n');
 
 export class TcpTransport implements SipTransport {
   readonly protocol = 'tcp' as const;
   private server: Server | undefined;
+  /** Connections new messages may use, by "host:port". */
   private readonly connections = new Map<string, Connection>();
+  /** Every socket still holding a descriptor, closing ones included. */
+  private readonly open = new Set<Connection>();
+  private readonly perSource = new Map<string, number>();
+  private inboundCount = 0;
   private bound = { host: '', port: 0 };
   private sweeper: TimerHandle | undefined;
   private readonly idleTimeoutMs: number;
+  private readonly closeGraceMs: number;
+  private readonly maxPendingBytes: number;
+  private readonly limits: TcpLimits;
 
   constructor(private readonly opts: TcpTransportOptions) {
     this.idleTimeoutMs = opts.idleTimeoutMs ?? 60_000;
+    this.closeGraceMs = opts.closeGraceMs ?? 1000;
+    this.maxPendingBytes = opts.maxPendingBytes ?? 65_535;
+    this.limits = {
+      messageDeadlineMs: opts.messageDeadlineMs ?? DEFAULT_TCP_LIMITS.messageDeadlineMs,
+      maxConnections: opts.maxConnections ?? DEFAULT_TCP_LIMITS.maxConnections,
+      maxConnectionsPerSource:
+        opts.maxConnectionsPerSource ?? DEFAULT_TCP_LIMITS.maxConnectionsPerSource,
+    };
   }
 
   listen(): Promise<void> {
-    const server = createServer((socket) => {
-      const host = normaliseHost(socket.remoteAddress ?? '');
-      this.adopt(socket, host, socket.remotePort ?? 0, false);
-    });
+    const server = createServer((socket) => this.accept(socket));
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -69,7 +131,10 @@ export class TcpTransport implements SipTransport {
   close(): Promise<void> {
     if (this.sweeper !== undefined) this.opts.clock.clearTimer(this.sweeper);
     this.sweeper = undefined;
-    for (const c of this.connections.values()) c.socket.destroy();
+    for (const c of [...this.open]) {
+      this.clearTimers(c);
+      c.socket.destroy();
+    }
     this.connections.clear();
     const server = this.server;
     this.server = undefined;
@@ -81,9 +146,9 @@ export class TcpTransport implements SipTransport {
     return this.bound;
   }
 
-  /** Number of open connections (for tests and stats). */
+  /** Sockets open (descriptors held), closing ones included. */
   connectionCount(): number {
-    return this.connections.size;
+    return this.open.size;
   }
 
   send(buf: Buffer, host: string, port: number, onError?: SendErrorHandler): void {
@@ -95,26 +160,56 @@ export class TcpTransport implements SipTransport {
     let conn = this.connections.get(key);
     if (!conn) {
       const socket = connect({ host, port });
-      conn = this.adopt(socket, host, port, true);
+      conn = this.adopt(socket, host, port, false, true);
     }
     conn.lastActivity = this.opts.clock.now();
     if (conn.connecting && onError) conn.waiting.push(onError);
     conn.socket.write(buf);
   }
 
-  private adopt(socket: Socket, host: string, port: number, connecting: boolean): Connection {
+  private accept(socket: Socket): void {
+    const host = normaliseHost(socket.remoteAddress ?? '');
+    const fromSource = this.perSource.get(host) ?? 0;
+    if (
+      this.inboundCount >= this.limits.maxConnections ||
+      fromSource >= this.limits.maxConnectionsPerSource
+    ) {
+      // Over a cap: the descriptor goes at once, nothing is read.
+      if (this.opts.counters) this.opts.counters.tcpClosedCap++;
+      socket.on('error', () => undefined);
+      socket.destroy();
+      return;
+    }
+    this.inboundCount++;
+    this.perSource.set(host, fromSource + 1);
+    this.adopt(socket, host, socket.remotePort ?? 0, true, false);
+  }
+
+  private adopt(
+    socket: Socket,
+    host: string,
+    port: number,
+    inbound: boolean,
+    connecting: boolean,
+  ): Connection {
     const key = `${host}:${port}`;
     const conn: Connection = {
       key,
       socket,
       host,
       port,
+      inbound,
       buffered: undefined,
+      boundaryLineFeeds: 0,
+      boundaryStart: 0,
       lastActivity: this.opts.clock.now(),
       connecting,
       waiting: [],
+      deadline: undefined,
+      closing: undefined,
     };
     this.connections.set(key, conn);
+    this.open.add(conn);
     this.opts.onConnectionChange?.(true);
     socket.setNoDelay(true);
     if (connecting) {
@@ -123,27 +218,42 @@ export class TcpTransport implements SipTransport {
         conn.waiting = [];
       });
     }
-    socket.on('data', (chunk) => this.onChunk(conn, chunk));
+    socket.on('data', (chunk: Buffer) => this.onChunk(conn, chunk));
     socket.on('error', (err) => {
       const waiting = conn.waiting;
       conn.waiting = [];
       for (const cb of waiting) cb(err);
     });
     socket.on('close', () => {
+      this.clearTimers(conn);
       if (this.connections.get(key) === conn) this.connections.delete(key);
+      if (this.open.delete(conn) && conn.inbound) {
+        this.inboundCount--;
+        const n = (this.perSource.get(host) ?? 1) - 1;
+        if (n > 0) this.perSource.set(host, n);
+        else this.perSource.delete(host);
+      }
       this.opts.onConnectionChange?.(false);
     });
     return conn;
   }
 
   private onChunk(conn: Connection, chunk: Buffer): void {
-    conn.lastActivity = this.opts.clock.now();
+    if (conn.closing !== undefined) return;
     let buf = conn.buffered ? Buffer.concat([conn.buffered, chunk]) : chunk;
     let offset = 0;
+    let completed = false;
     for (;;) {
-      // RFC 5626 §3.5.1 keep-alive CRLFs between messages are skipped.
-      while (offset < buf.length && (buf[offset] === 0x0d || buf[offset] === 0x0a)) offset++;
+      // Between messages: CRLFs are skipped (RFC 3261 §7.5); a double CRLF
+      // is a keep-alive ping answered with one CRLF (RFC 5626 §4.4.1). Like
+      // a message, a ping split across reads must be complete within the
+      // deadline; a CRLF left alone longer was a lone one.
+      while (offset < buf.length && (buf[offset] === 0x0d || buf[offset] === 0x0a)) {
+        if (buf[offset] === 0x0a) this.lineFeed(conn);
+        offset++;
+      }
       if (offset >= buf.length) break;
+      conn.boundaryLineFeeds = 0;
       let len: number;
       try {
         len = this.opts.framer(buf, offset);
@@ -151,34 +261,108 @@ export class TcpTransport implements SipTransport {
         len = -2;
       }
       if (len === -1) {
-        if (buf.length - offset > MAX_FRAME_BYTES) len = -2;
+        if (buf.length - offset > this.maxPendingBytes) len = -2;
         else break;
       }
       if (len <= 0) {
         // The stream can't be delimited any more: drop the connection.
         this.opts.onFramingError?.();
         conn.buffered = undefined;
-        conn.socket.destroy();
+        this.destroy(conn);
         return;
       }
       const frame = buf.subarray(offset, offset + len);
       offset += len;
+      completed = true;
+      conn.lastActivity = this.opts.clock.now();
       this.opts.onData(frame, { transport: 'tcp', host: conn.host, port: conn.port });
+      // The layer above may have closed us (transport stopped).
+      if (conn.closing !== undefined || conn.socket.destroyed) return;
     }
-    if (offset >= buf.length) conn.buffered = undefined;
-    else {
-      // Copy the tail so the big chunk it came from can be freed.
-      buf = Buffer.from(buf.subarray(offset));
-      conn.buffered = buf;
+    if (offset >= buf.length) {
+      conn.buffered = undefined;
+      this.stopDeadline(conn);
+      return;
+    }
+    // Copy the tail so the big chunk it came from can be freed.
+    buf = Buffer.from(buf.subarray(offset));
+    conn.buffered = buf;
+    // The tail is a message begun in this chunk (its deadline starts now) or
+    // the rest of one whose deadline is already running.
+    if (completed) this.stopDeadline(conn);
+    if (conn.deadline === undefined) {
+      conn.deadline = this.opts.clock.setTimer(() => {
+        conn.deadline = undefined;
+        if (this.opts.counters) this.opts.counters.tcpClosedDeadline++;
+        this.destroy(conn);
+      }, this.limits.messageDeadlineMs);
     }
   }
 
+  private lineFeed(conn: Connection): void {
+    const now = this.opts.clock.now();
+    if (conn.boundaryLineFeeds === 1 && now - conn.boundaryStart >= this.limits.messageDeadlineMs)
+      conn.boundaryLineFeeds = 0;
+    if (++conn.boundaryLineFeeds === 1) {
+      conn.boundaryStart = now;
+      return;
+    }
+    conn.boundaryLineFeeds = 0;
+    conn.lastActivity = now;
+    if (this.opts.counters) this.opts.counters.tcpKeepAlivePongs++;
+    conn.socket.write(PONG);
+  }
+
+  private stopDeadline(conn: Connection): void {
+    if (conn.deadline === undefined) return;
+    this.opts.clock.clearTimer(conn.deadline);
+    conn.deadline = undefined;
+  }
+
+  private clearTimers(conn: Connection): void {
+    this.stopDeadline(conn);
+    if (conn.closing !== undefined && conn.closing !== true)
+      this.opts.clock.clearTimer(conn.closing);
+    conn.closing = true;
+  }
+
+  /** Takes a connection out of use; its descriptor goes now. */
+  private destroy(conn: Connection): void {
+    this.retire(conn);
+    this.clearTimers(conn);
+    conn.buffered = undefined;
+    conn.socket.destroy();
+  }
+
+  /** Idle close: FIN now, the descriptor at the latest after the grace. */
+  private closeIdle(conn: Connection): void {
+    this.retire(conn);
+    this.stopDeadline(conn);
+    conn.buffered = undefined;
+    conn.closing = this.opts.clock.setTimer(() => {
+      conn.closing = true;
+      conn.socket.destroy();
+    }, this.closeGraceMs);
+    conn.socket.end();
+  }
+
+  /** New sends to this peer will open a new connection. */
+  private retire(conn: Connection): void {
+    if (this.connections.get(conn.key) === conn) this.connections.delete(conn.key);
+  }
+
   private scheduleSweep(): void {
-    const every = Math.max(1000, Math.floor(this.idleTimeoutMs / 2));
+    // Often enough that an idle connection goes within a quarter of the
+    // timeout (at most a second) after it; cheap for a thousand connections.
+    const every = Math.min(1000, Math.max(50, Math.floor(this.idleTimeoutMs / 4)));
     this.sweeper = this.opts.clock.setTimer(() => {
       const cutoff = this.opts.clock.now() - this.idleTimeoutMs;
-      for (const c of this.connections.values()) {
-        if (c.lastActivity <= cutoff) c.socket.end();
+      for (const c of this.open) {
+        // A message in progress is bounded by its deadline instead.
+        if (c.closing === undefined && c.deadline === undefined && c.lastActivity <= cutoff) {
+          if (this.opts.counters) this.opts.counters.tcpClosedIdle++;
+          this.closeIdle(c);
+        }
       }
       if (this.server) this.scheduleSweep();
     }, every);

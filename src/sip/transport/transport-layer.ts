@@ -18,7 +18,7 @@ import { buildBadRequestReply } from './bad-request-reply.js';
 import type { Clock } from './clock.js';
 import { silentLogger, type SipLogger } from './logger.js';
 import type { SipStats } from './stats.js';
-import { TcpTransport } from './tcp-transport.js';
+import { TcpTransport, type TcpLimits } from './tcp-transport.js';
 import {
   SipStackError,
   type Endpoint,
@@ -41,6 +41,8 @@ export interface TransportLayerOptions {
    *  first non-internal IPv4 address when listening on a wildcard. */
   advertisedHost?: string;
   tcpIdleTimeoutMs?: number;
+  /** Message deadline and connection caps; defaults DEFAULT_TCP_LIMITS. */
+  tcpLimits?: Partial<TcpLimits>;
   userAgent?: string;
   clock: Clock;
   stats: SipStats;
@@ -80,6 +82,8 @@ export class TransportLayer {
           framer: findMessageLength,
           clock: opts.clock,
           idleTimeoutMs: opts.tcpIdleTimeoutMs,
+          ...opts.tcpLimits,
+          counters: this.stats,
           onFramingError: () => this.stats.parseErrorsDropped++,
           onConnectionChange: (opened) => {
             if (opened) this.stats.tcpConnectionsOpened++;

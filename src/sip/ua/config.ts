@@ -2,6 +2,7 @@
 
 import type { TimerConfig } from '../transaction/timers.js';
 import { DEFAULT_TIMER_CONFIG } from '../transaction/timers.js';
+import { DEFAULT_TCP_LIMITS, type TcpLimits } from '../transport/tcp-transport.js';
 
 export interface ListenAddress {
   /** Default '0.0.0.0'. */
@@ -25,6 +26,9 @@ export interface SipStackConfig {
   authAttemptLimit?: number;
   /** Close TCP connections idle this long; default 60 000 ms. */
   tcpIdleTimeoutMs?: number;
+  /** TCP message deadline (10 s) and caps on accepted connections (1 000
+   *  in total, 20 per source address). */
+  tcpLimits?: Partial<TcpLimits>;
   /** Answer to an out-of-dialog INVITE (inbound calls are not supported); default 480. */
   inboundInviteStatus?: 403 | 480;
   /** How long a finished leg still answers stray 2xx (ACK/BYE); default 64*T1. */
@@ -39,6 +43,7 @@ export interface ResolvedSipConfig {
   userAgent: string;
   authAttemptLimit: number;
   tcpIdleTimeoutMs: number;
+  tcpLimits: TcpLimits;
   inboundInviteStatus: 403 | 480;
   lingerMs: number | undefined;
 }
@@ -54,6 +59,7 @@ export function resolveSipConfig(config: SipStackConfig): ResolvedSipConfig {
     userAgent: config.userAgent ?? 'outbound-call-gateway',
     authAttemptLimit: config.authAttemptLimit ?? 2,
     tcpIdleTimeoutMs: config.tcpIdleTimeoutMs ?? 60_000,
+    tcpLimits: { ...DEFAULT_TCP_LIMITS, ...config.tcpLimits },
     inboundInviteStatus: config.inboundInviteStatus ?? 480,
     lingerMs: config.lingerMs,
   };

@@ -75,6 +75,7 @@ class EmbeddedSipStack implements SipStack {
       tcp: config.tcp,
       advertisedHost: config.advertisedHost,
       tcpIdleTimeoutMs: config.tcpIdleTimeoutMs,
+      tcpLimits: config.tcpLimits,
       userAgent: config.userAgent,
       clock: this.clock,
       stats: this.counters,

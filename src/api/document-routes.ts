@@ -1,74 +1,122 @@
 // CRUD routes for a kind of company-owned configuration document (trunks,
 // routes, agents, VoIP phones): create, list, read, patch, delete, each
 // scoped to the requesting company (another company's id answers 404).
+// One set of TypeBox properties validates, documents and types both bodies:
+// create takes the required fields and any others (build fills defaults),
+// PATCH any non-empty subset; unknown fields are refused on both.
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import {
+  Type,
+  type Static,
+  type TObject,
+  type TOptional,
+  type TProperties,
+  type TSchema,
+} from 'typebox';
 import type { Clock } from '../clock.js';
 import type { DocumentRepository } from '../store/document-repository.js';
 import type { OwnedDocument } from '../model/entities.js';
 import type { RouteAccess } from './auth.js';
 import { ApiError } from './error-catalogue.js';
+import { IdParams, ListOf } from './schemas/shared.js';
+
+type IdParams = Static<typeof IdParams>;
 
 type Fields<T> = Omit<T, keyof OwnedDocument>;
-type JsonSchema = Record<string, unknown>;
 
-export interface DocumentRoutesOptions<T extends OwnedDocument> {
+/** The create body's properties: those named in `required` as they are, the others optional. */
+type CreateProperties<P extends TProperties, R extends keyof P> = {
+  [K in keyof P]: K extends R ? P[K] : TOptional<P[K]>;
+};
+export type CreateBody<P extends TProperties, R extends keyof P> = Static<
+  TObject<CreateProperties<P, R>>
+>;
+export type PatchBody<P extends TProperties> = Static<TObject<{ [K in keyof P]: TOptional<P[K]> }>>;
+
+export interface DocumentRoutesOptions<
+  T extends OwnedDocument,
+  P extends TProperties,
+  R extends keyof P & string,
+  V extends TSchema,
+> {
   path: string;
   tag: string;
   access: RouteAccess;
   noun: string;
   repo: DocumentRepository<T>;
   clock: Clock;
-  /** Properties of the object (shared by create and patch). */
-  properties: Record<string, JsonSchema>;
-  required: string[];
-  /** Fills defaults for a create body. */
-  build(input: Record<string, unknown>): Fields<T>;
+  /** The fields a client may send (shared by create and patch); no defaults here, build has them. */
+  properties: P;
+  /** Fields a create body must have. */
+  required: readonly R[];
+  /** The document's fields from a create body, defaults filled. */
+  build(input: CreateBody<P, R>): Fields<T>;
   /** Referential checks before a save; throw ApiError to refuse. */
   check?(doc: T): void;
   /** Side effects after a save (e.g. only one default trunk). */
   afterSave?(doc: T): void;
-  /** A patched document before it is saved (e.g. bump a version). */
+  /** A patched document before it is saved (e.g. bump a version, merge a nested object). */
   onPatch?(prev: T, next: T): T;
   /** Refuses a delete while something refers to the document. */
   beforeDelete?(doc: T): void;
-  /** The document as the API shows it (hide secrets). */
-  view?(doc: T): Record<string, unknown>;
+  /**
+   * The document as the API answers it, every field listed: fastify's
+   * serializer drops what the schema does not name (which is how secrets stay out).
+   */
+  response: V;
+  /** The document as `response` describes it (hide secrets, add derived fields). */
+  view(doc: T): Static<V>;
 }
 
-export function registerDocumentRoutes<T extends OwnedDocument>(
-  app: FastifyInstance,
-  o: DocumentRoutesOptions<T>,
-): void {
-  const view = o.view ?? ((d: T) => d as unknown as Record<string, unknown>);
+export function registerDocumentRoutes<
+  T extends OwnedDocument,
+  P extends TProperties,
+  R extends keyof P & string,
+  V extends TSchema,
+>(app: FastifyInstance, o: DocumentRoutesOptions<T, P, R, V>): void {
   const iso = () => new Date(o.clock.now()).toISOString();
-  const idParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
-  const common = { tags: [o.tag], security: [{ apiKey: [] }] };
+  // Typed as FastifySchema: over a generic V, fastify's reply types cannot be resolved.
+  const schema = (summary: string, parts: FastifySchema): FastifySchema => ({
+    tags: [o.tag],
+    security: [{ apiKey: [] }],
+    summary,
+    ...parts,
+  });
+  const required: readonly string[] = o.required;
+  const createBody = Type.Object(
+    Object.fromEntries(
+      Object.entries(o.properties).map(([k, s]) => [
+        k,
+        required.includes(k) ? s : Type.Optional(s),
+      ]),
+    ) as CreateProperties<P, R>,
+    { additionalProperties: false },
+  );
+  const patchBody = Type.Partial(Type.Object(o.properties), {
+    additionalProperties: false,
+    minProperties: 1,
+  });
   const find = (companyId: string, id: string): T => {
     const doc = o.repo.get(companyId, id);
     if (!doc) throw new ApiError('not_found', `No ${o.noun} with this id in this company.`);
     return doc;
   };
 
+  // P is generic here: TypeScript cannot evaluate Static<> over it, nor can
+  // fastify's route types, so each body is read as the type its schema gives
+  // (CreateBody, PatchBody); each caller's build and view are checked against
+  // its concrete schemas.
   app.post(
     o.path,
     {
       config: { access: o.access },
-      schema: {
-        ...common,
-        summary: `Create a ${o.noun}`,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          properties: o.properties,
-          required: o.required,
-        },
-      },
+      schema: schema(`Create a ${o.noun}`, { body: createBody, response: { 201: o.response } }),
     },
     async (request, reply) => {
       const now = iso();
       const doc = {
-        ...o.build(request.body as Record<string, unknown>),
+        ...o.build(request.body as CreateBody<P, R>),
         id: randomUUID(),
         companyId: request.auth.company.id,
         createdAt: now,
@@ -77,48 +125,45 @@ export function registerDocumentRoutes<T extends OwnedDocument>(
       o.check?.(doc);
       o.repo.insert(doc);
       o.afterSave?.(doc);
-      return reply.code(201).send(view(doc));
+      return reply.code(201).send(o.view(doc));
     },
   );
 
   app.get(
     o.path,
-    { config: { access: o.access }, schema: { ...common, summary: `List ${o.noun}s` } },
+    {
+      config: { access: o.access },
+      schema: schema(`List ${o.noun}s`, { response: { 200: ListOf(o.response) } }),
+    },
     async (request) => ({
-      items: o.repo.list(request.auth.company.id).map(view),
+      items: o.repo.list(request.auth.company.id).map(o.view),
     }),
   );
 
-  app.get(
+  app.get<{ Params: IdParams }>(
     `${o.path}/:id`,
     {
       config: { access: o.access },
-      schema: { ...common, summary: `Get a ${o.noun}`, params: idParams },
+      schema: schema(`Get a ${o.noun}`, { params: IdParams, response: { 200: o.response } }),
     },
-    async (request) => view(find(request.auth.company.id, (request.params as { id: string }).id)),
+    async (request) => o.view(find(request.auth.company.id, request.params.id)),
   );
 
-  app.patch(
+  app.patch<{ Params: IdParams }>(
     `${o.path}/:id`,
     {
       config: { access: o.access },
-      schema: {
-        ...common,
-        summary: `Change a ${o.noun}`,
-        params: idParams,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          properties: o.properties,
-          minProperties: 1,
-        },
-      },
+      schema: schema(`Change a ${o.noun}`, {
+        params: IdParams,
+        body: patchBody,
+        response: { 200: o.response },
+      }),
     },
     async (request) => {
-      const prev = find(request.auth.company.id, (request.params as { id: string }).id);
+      const prev = find(request.auth.company.id, request.params.id);
       let next = {
         ...prev,
-        ...(request.body as Partial<T>),
+        ...(request.body as PatchBody<P>),
         id: prev.id,
         companyId: prev.companyId,
         createdAt: prev.createdAt,
@@ -128,18 +173,18 @@ export function registerDocumentRoutes<T extends OwnedDocument>(
       o.check?.(next);
       o.repo.update(next);
       o.afterSave?.(next);
-      return view(next);
+      return o.view(next);
     },
   );
 
-  app.delete(
+  app.delete<{ Params: IdParams }>(
     `${o.path}/:id`,
     {
       config: { access: o.access },
-      schema: { ...common, summary: `Delete a ${o.noun}`, params: idParams },
+      schema: schema(`Delete a ${o.noun}`, { params: IdParams }),
     },
     async (request, reply) => {
-      const doc = find(request.auth.company.id, (request.params as { id: string }).id);
+      const doc = find(request.auth.company.id, request.params.id);
       o.beforeDelete?.(doc);
       o.repo.remove(doc.companyId, doc.id);
       return reply.code(204).send();

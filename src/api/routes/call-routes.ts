@@ -1,6 +1,7 @@
 // [Calls]: initiate, read, query and hang up calls; opt-outs.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import type { Clock } from '../../clock.js';
 import { CALL_STATUSES } from '../../model/call-status.js';
 import type { CallService } from '../../calls/call-service.js';
@@ -9,17 +10,61 @@ import type { CallRecord } from '../../model/call-record.js';
 import type { Store } from '../../store/store.js';
 import { ApiError } from '../error-catalogue.js';
 import { InitiateCallBodySchema } from '../../calls/intake/initiate-call-body.js';
+import { inFlightCap, type LoadSheddingConfig } from '../load-shedding.js';
 import { schemaError } from '../schema-errors.js';
 import { initiateCallResponses } from '../schemas/initiate-call-schema.js';
+import {
+  IdParams,
+  ListOf,
+  nullable,
+  PageOf,
+  PagingFields,
+  paging,
+  stringEnum,
+} from '../schemas/shared.js';
 
 const TAG = 'Calls';
 const common = { tags: [TAG], security: [{ apiKey: [] }] };
-const idParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
-const callRecord = {
-  type: 'object',
-  additionalProperties: true,
-  description: 'The call record (spec §2.5).',
-};
+const CallRecordSchema = Type.Object(
+  {},
+  { additionalProperties: true, description: 'The call record (spec §2.5).' },
+);
+
+const CallQueryBody = nullable(
+  Type.Object(
+    {
+      status: Type.Optional(Type.Array(stringEnum(CALL_STATUSES))),
+      phoneNumber: Type.Optional(Type.String()),
+      agentId: Type.Optional(Type.String()),
+      createdFrom: Type.Optional(Type.String({ format: 'date-time' })),
+      createdTo: Type.Optional(Type.String({ format: 'date-time' })),
+      ...PagingFields,
+    },
+    { additionalProperties: false },
+  ),
+);
+
+const OptOutBody = Type.Object(
+  {
+    phoneNumber: Type.String({ description: 'E.164.', example: '+14155550123' }),
+    permanent: Type.Optional(
+      Type.Boolean({ default: true, description: 'false when blockedUntil is given.' }),
+    ),
+    blockedUntil: Type.Optional(Type.String({ format: 'date-time' })),
+    reason: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);
+const OptOutSchema = Type.Object({
+  companyId: Type.String(),
+  phoneNumber: Type.String(),
+  permanent: Type.Boolean(),
+  blockedUntil: nullable(Type.String({ format: 'date-time' })),
+  reason: nullable(Type.String()),
+  source: nullable(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+const NumberParams = Type.Object({ number: Type.String({ description: 'E.164.' }) });
 
 /** The record as the API shows it: internal routing details left out. */
 export function callView(r: CallRecord): Record<string, unknown> {
@@ -32,13 +77,18 @@ export function registerCallRoutes(
   calls: CallService,
   store: Store,
   clock: Clock,
+  shedding: LoadSheddingConfig,
 ): void {
+  const callRequests = inFlightCap(shedding);
   // One schema validates, documents and types the body (calls/intake/initiate-call-body.ts);
   // its failures answer one code per field (spec §7), the domain adds the rules a schema cannot say.
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/api/v1/phones/calls/initiate-call',
     {
       config: { access: 'Calls' },
+      // A burst beyond what can be handled now is refused at once (503), not queued.
+      onRequest: callRequests.onRequest,
+      onResponse: callRequests.onResponse,
       schema: {
         ...common,
         summary: 'Initiate an outbound call',
@@ -54,71 +104,50 @@ export function registerCallRoutes(
     (request) => calls.initiate(request.auth, request.body),
   );
 
-  app.get(
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  api.get(
     '/api/v1/phones/calls/:id',
     {
       config: { access: 'Calls' },
-      schema: { ...common, summary: 'Get a call', params: idParams, response: { 200: callRecord } },
+      schema: {
+        ...common,
+        summary: 'Get a call',
+        params: IdParams,
+        response: { 200: CallRecordSchema },
+      },
     },
-    async (request) =>
-      callView(calls.get(request.auth.company.id, (request.params as { id: string }).id)),
+    async (request) => callView(calls.get(request.auth.company.id, request.params.id)),
   );
 
-  app.post(
+  api.post(
     '/api/v1/phones/calls/:id/hangup',
     {
       config: { access: 'Calls' },
       schema: {
         ...common,
         summary: 'Hang up a live call or drop a scheduled one',
-        params: idParams,
-        response: { 200: callRecord },
+        params: IdParams,
+        response: { 200: CallRecordSchema },
       },
     },
     async (request) =>
-      callView(
-        await calls.hangup(
-          request.auth.company.id,
-          (request.params as { id: string }).id,
-          request.auth.key,
-        ),
-      ),
+      callView(await calls.hangup(request.auth.company.id, request.params.id, request.auth.key)),
   );
 
-  app.post(
+  api.post(
     '/api/v1/phones/calls/query',
     {
       config: { access: 'Calls' },
       schema: {
         ...common,
         summary: 'List and filter calls',
-        body: {
-          type: ['object', 'null'],
-          additionalProperties: false,
-          properties: {
-            status: { type: 'array', items: { type: 'string', enum: [...CALL_STATUSES] } },
-            phoneNumber: { type: 'string' },
-            agentId: { type: 'string' },
-            createdFrom: { type: 'string', format: 'date-time' },
-            createdTo: { type: 'string', format: 'date-time' },
-            page: { type: 'integer', minimum: 1, default: 1 },
-            pageSize: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-          },
-        },
+        body: CallQueryBody,
+        response: { 200: PageOf(CallRecordSchema) },
       },
     },
     async (request) => {
-      const q = (request.body ?? {}) as {
-        status?: string[];
-        phoneNumber?: string;
-        agentId?: string;
-        createdFrom?: string;
-        createdTo?: string;
-        page?: number;
-        pageSize?: number;
-      };
-      const page = q.page ?? 1;
-      const pageSize = q.pageSize ?? 50;
+      const q = request.body ?? {};
+      const { page, pageSize, offset } = paging(q);
       const { items, total } = calls.query(request.auth.company.id, {
         statuses: q.status,
         phoneNumber: q.phoneNumber,
@@ -126,7 +155,7 @@ export function registerCallRoutes(
         createdFrom: q.createdFrom && new Date(q.createdFrom).toISOString(),
         createdTo: q.createdTo && new Date(q.createdTo).toISOString(),
         limit: pageSize,
-        offset: (page - 1) * pageSize,
+        offset,
       });
       return { items: items.map(callView), total, page, pageSize };
     },
@@ -139,33 +168,19 @@ export function registerCallRoutes(
       throw new ApiError('invalid_destination_number', 'The number must be in E.164 format.');
     return e164;
   };
-  app.post(
+  api.post(
     '/api/v1/phones/opt-outs',
     {
       config: { access: 'Calls' },
       schema: {
         ...common,
         summary: 'Add an opt-out',
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['phoneNumber'],
-          properties: {
-            phoneNumber: { type: 'string' },
-            permanent: { type: 'boolean', default: true },
-            blockedUntil: { type: 'string', format: 'date-time' },
-            reason: { type: 'string', maxLength: 500 },
-          },
-        },
+        body: OptOutBody,
+        response: { 201: OptOutSchema },
       },
     },
     async (request, reply) => {
-      const b = request.body as {
-        phoneNumber: string;
-        permanent?: boolean;
-        blockedUntil?: string;
-        reason?: string;
-      };
+      const b = request.body;
       const permanent = b.blockedUntil ? false : (b.permanent ?? true);
       const saved = store.optOuts.save({
         companyId: request.auth.company.id,
@@ -179,46 +194,41 @@ export function registerCallRoutes(
       return reply.code(201).send(saved);
     },
   );
-  app.get(
+  api.get(
     '/api/v1/phones/opt-outs',
-    { config: { access: 'Calls' }, schema: { ...common, summary: 'List opt-outs' } },
+    {
+      config: { access: 'Calls' },
+      schema: { ...common, summary: 'List opt-outs', response: { 200: ListOf(OptOutSchema) } },
+    },
     async (request) => ({
       items: store.optOuts.list(request.auth.company.id),
     }),
   );
-  const numberParams = {
-    type: 'object',
-    properties: { number: { type: 'string' } },
-    required: ['number'],
-  };
-  app.get(
+  api.get(
     '/api/v1/phones/opt-outs/:number',
     {
       config: { access: 'Calls' },
-      schema: { ...common, summary: 'Get an opt-out', params: numberParams },
+      schema: {
+        ...common,
+        summary: 'Get an opt-out',
+        params: NumberParams,
+        response: { 200: OptOutSchema },
+      },
     },
     async (request) => {
-      const found = store.optOuts.get(
-        request.auth.company.id,
-        number((request.params as { number: string }).number),
-      );
+      const found = store.optOuts.get(request.auth.company.id, number(request.params.number));
       if (!found) throw new ApiError('not_found', 'This number has not opted out.');
       return found;
     },
   );
-  app.delete(
+  api.delete(
     '/api/v1/phones/opt-outs/:number',
     {
       config: { access: 'Calls' },
-      schema: { ...common, summary: 'Remove an opt-out', params: numberParams },
+      schema: { ...common, summary: 'Remove an opt-out', params: NumberParams },
     },
     async (request, reply) => {
-      if (
-        !store.optOuts.remove(
-          request.auth.company.id,
-          number((request.params as { number: string }).number),
-        )
-      ) {
+      if (!store.optOuts.remove(request.auth.company.id, number(request.params.number))) {
         throw new ApiError('not_found', 'This number has not opted out.');
       }
       return reply.code(204).send();

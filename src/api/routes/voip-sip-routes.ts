@@ -1,6 +1,8 @@
 // [VoIP & SIP]: SIP trunks (and the spec's trunk query), outbound routes,
 // legacy VoIP phones.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { TrunkHealthView } from '../../calls/trunk-resolution.js';
 import type { SipTrunk } from '../../model/entities.js';
@@ -14,12 +16,114 @@ import {
 import type { Store } from '../../store/store.js';
 import { registerDocumentRoutes } from '../document-routes.js';
 import { ApiError } from '../error-catalogue.js';
+import {
+  nullable,
+  OwnedDocumentFields,
+  PageOf,
+  PagingFields,
+  paging,
+  stringEnum,
+} from '../schemas/shared.js';
 
-const E164 = { type: 'string', pattern: E164_PATTERN };
+const E164 = () => Type.String({ pattern: E164_PATTERN });
 /** Text that goes into a SIP message: no CR, LF, NUL or other control (model/sip-values.ts). */
-const SIP_TEXT = { type: 'string', maxLength: 200, pattern: SIP_TEXT_PATTERN };
+const SIP_TEXT = (maxLength = 200) => Type.String({ maxLength, pattern: SIP_TEXT_PATTERN });
 const ACCESS = 'VoIP & SIP' as const;
 const TAG = 'VoIP & SIP';
+
+/** What a client may send for a trunk (create: name and host required; PATCH: any of them). */
+const TRUNK_FIELDS = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  host: Type.String({ minLength: 1, maxLength: 253, pattern: SIP_HOST_PATTERN }),
+  port: nullable(
+    Type.Integer({
+      minimum: 1,
+      maximum: 65535,
+      description: 'null: resolve by DNS SRV (RFC 3263), else 5060.',
+    }),
+  ),
+  transport: stringEnum(['udp', 'tcp']),
+  username: nullable(SIP_TEXT()),
+  password: nullable(SIP_TEXT()),
+  defaultCallerId: nullable(E164()),
+  callerIds: Type.Array(E164(), {
+    maxItems: 1000,
+    description: 'Numbers this trunk may present as caller ID.',
+  }),
+  numberFormat: stringEnum(
+    ['e164', 'e164_without_plus'],
+    'How the destination is written in the Request-URI.',
+  ),
+  techPrefix: Type.String({ pattern: TECH_PREFIX_PATTERN }),
+  headers: Type.Record(Type.String(), SIP_TEXT(1000), {
+    propertyNames: { pattern: SIP_HEADER_NAME_PATTERN },
+    description: 'Extra headers on every INVITE (X-…).',
+  }),
+  ratePerMinute: Type.Number({ minimum: 0 }),
+  isDefault: Type.Boolean(),
+  active: Type.Boolean(),
+  maxChannels: nullable(
+    Type.Integer({ minimum: 1, description: 'Simultaneous calls; null = no limit.' }),
+  ),
+  optionsPing: Type.Boolean({
+    description: 'Ping the trunk with OPTIONS to learn whether it is up (default false).',
+  }),
+};
+
+const { password: _password, optionsPing, ...SHOWN_TRUNK_FIELDS } = TRUNK_FIELDS;
+
+export const TrunkHealthSchema = Type.Object(
+  {
+    status: stringEnum(
+      ['online', 'offline', 'unknown'],
+      'unknown: not pinged (optionsPing off) or not checked yet.',
+    ),
+    checkedAt: nullable(Type.String({ format: 'date-time' })),
+    lastError: nullable(Type.String()),
+  },
+  { description: "The OPTIONS monitor's view of the trunk." },
+);
+
+/** A trunk as the API shows it: never the password, whether there is one; its health. */
+export const TrunkViewSchema = Type.Object({
+  ...OwnedDocumentFields,
+  ...SHOWN_TRUNK_FIELDS,
+  // absent on trunks stored before it existed
+  optionsPing: Type.Optional(optionsPing),
+  hasPassword: Type.Boolean(),
+  health: TrunkHealthSchema,
+});
+export type TrunkView = Static<typeof TrunkViewSchema>;
+
+const ROUTE_FIELDS = {
+  name: Type.String({ minLength: 1, maxLength: 200, description: 'Default: the prefix.' }),
+  prefix: Type.String({
+    pattern: '^\\+[0-9]{0,15}$',
+    description: 'E.164 prefix including +, e.g. +1212. Longest match wins.',
+  }),
+  sipTrunkId: Type.String({ minLength: 1 }),
+  priority: Type.Integer({ minimum: 0, description: 'Default 100.' }),
+};
+const RouteViewSchema = Type.Object({ ...OwnedDocumentFields, ...ROUTE_FIELDS });
+
+const PHONE_FIELDS = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  sipTrunkId: Type.String({ minLength: 1 }),
+};
+const PhoneViewSchema = Type.Object({ ...OwnedDocumentFields, ...PHONE_FIELDS });
+
+const TrunkQuerySchema = nullable(
+  Type.Object(
+    {
+      name: Type.Optional(Type.String({ description: 'Part of the name, any case.' })),
+      host: Type.Optional(Type.String()),
+      isDefault: Type.Optional(Type.Boolean()),
+      active: Type.Optional(Type.Boolean()),
+      ...PagingFields,
+    },
+    { additionalProperties: false },
+  ),
+);
 
 /** The OPTIONS monitor as the API sees it (calls/trunk-health.ts); absent when pings are off. */
 export interface TrunkHealthSource {
@@ -30,7 +134,7 @@ export interface TrunkHealthSource {
 
 const NOT_CHECKED: TrunkHealthView = { status: 'unknown', checkedAt: null, lastError: null };
 
-export function trunkView(t: SipTrunk, health?: TrunkHealthSource): Record<string, unknown> {
+export function trunkView(t: SipTrunk, health?: TrunkHealthSource): TrunkView {
   const { password, ...rest } = t;
   return { ...rest, hasPassword: !!password, health: health?.health(t.id) ?? NOT_CHECKED };
 }
@@ -50,56 +154,32 @@ export function registerVoipSipRoutes(
       );
   };
 
-  registerDocumentRoutes<SipTrunk>(app, {
+  registerDocumentRoutes(app, {
     path: '/api/v1/phones/sip-trunks',
     tag: TAG,
     access: ACCESS,
     noun: 'SIP trunk',
     repo: store.sipTrunks,
     clock,
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: 200 },
-      host: { type: 'string', minLength: 1, maxLength: 253, pattern: SIP_HOST_PATTERN },
-      port: { type: ['integer', 'null'], minimum: 1, maximum: 65535 },
-      transport: { type: 'string', enum: ['udp', 'tcp'] },
-      username: { anyOf: [SIP_TEXT, { type: 'null' }] },
-      password: { anyOf: [SIP_TEXT, { type: 'null' }] },
-      defaultCallerId: { anyOf: [E164, { type: 'null' }] },
-      callerIds: { type: 'array', items: E164, maxItems: 1000 },
-      numberFormat: { type: 'string', enum: ['e164', 'e164_without_plus'] },
-      techPrefix: { type: 'string', pattern: TECH_PREFIX_PATTERN },
-      headers: {
-        type: 'object',
-        additionalProperties: { ...SIP_TEXT, maxLength: 1000 },
-        propertyNames: { pattern: SIP_HEADER_NAME_PATTERN },
-      },
-      ratePerMinute: { type: 'number', minimum: 0 },
-      isDefault: { type: 'boolean' },
-      active: { type: 'boolean' },
-      maxChannels: { type: ['integer', 'null'], minimum: 1 },
-      optionsPing: {
-        type: 'boolean',
-        description: 'Ping the trunk with OPTIONS to learn whether it is up (default false).',
-      },
-    },
+    properties: TRUNK_FIELDS,
     required: ['name', 'host'],
     build: (b) => ({
-      name: b.name as string,
-      host: b.host as string,
-      port: (b.port as number | null | undefined) ?? null,
-      transport: (b.transport as 'udp' | 'tcp' | undefined) ?? 'udp',
-      username: (b.username as string | undefined) ?? null,
-      password: (b.password as string | undefined) ?? null,
-      defaultCallerId: (b.defaultCallerId as string | undefined) ?? null,
-      callerIds: (b.callerIds as string[] | undefined) ?? [],
-      numberFormat: (b.numberFormat as SipTrunk['numberFormat'] | undefined) ?? 'e164',
-      techPrefix: (b.techPrefix as string | undefined) ?? '',
-      headers: (b.headers as Record<string, string> | undefined) ?? {},
-      ratePerMinute: (b.ratePerMinute as number | undefined) ?? 0,
-      isDefault: (b.isDefault as boolean | undefined) ?? false,
-      active: (b.active as boolean | undefined) ?? true,
-      maxChannels: (b.maxChannels as number | null | undefined) ?? null,
-      optionsPing: (b.optionsPing as boolean | undefined) ?? false,
+      name: b.name,
+      host: b.host,
+      port: b.port ?? null,
+      transport: b.transport ?? 'udp',
+      username: b.username ?? null,
+      password: b.password ?? null,
+      defaultCallerId: b.defaultCallerId ?? null,
+      callerIds: b.callerIds ?? [],
+      numberFormat: b.numberFormat ?? 'e164',
+      techPrefix: b.techPrefix ?? '',
+      headers: b.headers ?? {},
+      ratePerMinute: b.ratePerMinute ?? 0,
+      isDefault: b.isDefault ?? false,
+      active: b.active ?? true,
+      maxChannels: b.maxChannels ?? null,
+      optionsPing: b.optionsPing ?? false,
     }),
     afterSave: (t) => {
       trunkHealth?.refresh();
@@ -116,11 +196,12 @@ export function registerVoipSipRoutes(
       if (used)
         throw new ApiError('conflict', 'Outbound routes or VoIP phones still use this SIP trunk.');
     },
+    response: TrunkViewSchema,
     view,
   });
 
   // Spec §4.3: where a sipTrunkId is obtained.
-  app.post(
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/api/v1/phones/sip-trunks/query',
     {
       config: { access: ACCESS },
@@ -128,31 +209,13 @@ export function registerVoipSipRoutes(
         tags: [TAG],
         summary: 'Query SIP trunks',
         security: [{ apiKey: [] }],
-        body: {
-          type: ['object', 'null'],
-          additionalProperties: false,
-          properties: {
-            name: { type: 'string' },
-            host: { type: 'string' },
-            isDefault: { type: 'boolean' },
-            active: { type: 'boolean' },
-            page: { type: 'integer', minimum: 1, default: 1 },
-            pageSize: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-          },
-        },
+        body: TrunkQuerySchema,
+        response: { 200: PageOf(TrunkViewSchema) },
       },
     },
     async (request) => {
-      const q = (request.body ?? {}) as {
-        name?: string;
-        host?: string;
-        isDefault?: boolean;
-        active?: boolean;
-        page?: number;
-        pageSize?: number;
-      };
-      const page = q.page ?? 1;
-      const pageSize = q.pageSize ?? 50;
+      const q = request.body ?? {};
+      const { page, pageSize, offset } = paging(q);
       const all = store.sipTrunks
         .list(request.auth.company.id)
         .filter(
@@ -163,7 +226,7 @@ export function registerVoipSipRoutes(
             (q.active === undefined || t.active === q.active),
         );
       return {
-        items: all.slice((page - 1) * pageSize, page * pageSize).map(view),
+        items: all.slice(offset, offset + pageSize).map(view),
         total: all.length,
         page,
         pageSize,
@@ -178,20 +241,17 @@ export function registerVoipSipRoutes(
     noun: 'outbound route',
     repo: store.outboundRoutes,
     clock,
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: 200 },
-      prefix: { type: 'string', pattern: '^\\+[0-9]{0,15}$' },
-      sipTrunkId: { type: 'string', minLength: 1 },
-      priority: { type: 'integer', minimum: 0 },
-    },
+    properties: ROUTE_FIELDS,
     required: ['prefix', 'sipTrunkId'],
     build: (b) => ({
-      name: (b.name as string | undefined) ?? (b.prefix as string),
-      prefix: b.prefix as string,
-      sipTrunkId: b.sipTrunkId as string,
-      priority: (b.priority as number | undefined) ?? 100,
+      name: b.name ?? b.prefix,
+      prefix: b.prefix,
+      sipTrunkId: b.sipTrunkId,
+      priority: b.priority ?? 100,
     }),
     check: (r) => trunkExists(r.companyId, r.sipTrunkId),
+    response: RouteViewSchema,
+    view: (r) => r,
   });
 
   registerDocumentRoutes(app, {
@@ -201,12 +261,11 @@ export function registerVoipSipRoutes(
     noun: 'VoIP phone',
     repo: store.voipPhones,
     clock,
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: 200 },
-      sipTrunkId: { type: 'string', minLength: 1 },
-    },
+    properties: PHONE_FIELDS,
     required: ['name', 'sipTrunkId'],
-    build: (b) => ({ name: b.name as string, sipTrunkId: b.sipTrunkId as string }),
+    build: (b) => ({ name: b.name, sipTrunkId: b.sipTrunkId }),
     check: (p) => trunkExists(p.companyId, p.sipTrunkId),
+    response: PhoneViewSchema,
+    view: (p) => p,
   });
 }

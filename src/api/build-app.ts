@@ -15,6 +15,7 @@ import { registerAuth } from './auth.js';
 import { ERROR_CATALOGUE } from './error-catalogue.js';
 import { registerErrorHandler, registerJsonParser } from './error-handler.js';
 import { clientErrorHandler, frameworkErrors, registerRouteMisses } from './http-errors.js';
+import { RefusalCounter, registerPressureGate, type LoadSheddingConfig } from './load-shedding.js';
 import { schemaError } from './schema-errors.js';
 import { registerAdminRoutes } from './routes/admin-routes.js';
 import { registerAgentRoutes } from './routes/agent-routes.js';
@@ -27,7 +28,8 @@ export interface AppDeps {
   config: Pick<
     Config['http'],
     'bodyLimitBytes' | 'trustProxy' | 'rateLimitMax' | 'rateLimitWindowMs'
-  >;
+  > &
+    LoadSheddingConfig;
   store: Store;
   clock: Clock;
   calls: CallService;
@@ -64,7 +66,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
   }) as unknown as FastifyInstance;
 
-  registerErrorHandler(app);
+  const refusals = new RefusalCounter(deps.logger || undefined);
+  app.addHook('onClose', async () => refusals.flush());
+  registerErrorHandler(app, refusals);
   registerRouteMisses(app);
   registerJsonParser(app);
   // each request starts and answers at a yield point (urgent-work.ts)
@@ -94,6 +98,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  await registerPressureGate(app, deps.config, deps.clock);
+
   await app.register(rateLimit, {
     global: true,
     max: deps.config.rateLimitMax,
@@ -118,7 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // is public only by being registered outside it.
   await app.register(async (api) => {
     registerAuth(api, deps.store, deps.clock);
-    registerCallRoutes(api, deps.calls, deps.store, deps.clock);
+    registerCallRoutes(api, deps.calls, deps.store, deps.clock, deps.config);
     registerVoipSipRoutes(api, deps.store, deps.clock, deps.trunkHealth);
     registerAgentRoutes(api, deps.store, deps.clock);
     registerAdminRoutes(api, deps.store, deps.accounts);

@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
 import { GatewayError } from '../errors.js';
 import { ApiError, ERROR_CATALOGUE } from './error-catalogue.js';
+import { UnavailableError, type RefusalCounter } from './load-shedding.js';
 import { schemaError } from './schema-errors.js';
 
 export interface ErrorBody {
@@ -15,19 +16,23 @@ export interface ErrorBody {
   details?: Record<string, unknown>;
 }
 
-/** Seconds a client should wait after a 503 (the daemon is draining or starting). */
+/** Seconds a client should wait after a 503 from a draining daemon (an overload says its own). */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 60;
 
-export function registerErrorHandler(app: FastifyInstance): void {
+export function registerErrorHandler(app: FastifyInstance, refusals?: RefusalCounter): void {
   app.setErrorHandler((err: FastifyError | GatewayError | Error, request, reply) => {
     const { status, body } = toResponse(err);
-    if (status >= 500 && status !== 503) request.log.error({ err }, 'request failed');
+    // A 503 is expected (draining, overloaded): counted, not logged one by one.
+    if (status === 503) refusals?.note();
+    else if (status >= 500) request.log.error({ err }, 'request failed');
     const retryAfter =
-      body.details && typeof body.details.retryAfterSeconds === 'number'
-        ? body.details.retryAfterSeconds
-        : status === 503
-          ? UNAVAILABLE_RETRY_AFTER_SECONDS
-          : undefined;
+      err instanceof UnavailableError
+        ? err.retryAfterSeconds
+        : body.details && typeof body.details.retryAfterSeconds === 'number'
+          ? body.details.retryAfterSeconds
+          : status === 503
+            ? UNAVAILABLE_RETRY_AFTER_SECONDS
+            : undefined;
     if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
     void reply.code(status).send(body);
   });

@@ -78,6 +78,51 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     min: 0,
     description: 'How long SIGTERM waits for live calls to end before exiting.',
   },
+  {
+    key: 'http.maxEventLoopDelayMs',
+    type: 'int',
+    default: 200,
+    env: 'GATEWAY_HTTP_MAX_EVENT_LOOP_DELAY_MS',
+    min: 0,
+    description:
+      'Mean event-loop delay (sampled every 100 ms) above which API requests get 503 server_unavailable with Retry-After (0 = no limit); /healthz, /readyz and /metrics still answer.',
+  },
+  {
+    key: 'http.maxHeapUsedMb',
+    type: 'int',
+    default: 1536,
+    env: 'GATEWAY_HTTP_MAX_HEAP_USED_MB',
+    min: 0,
+    description: 'Heap in use above which API requests get 503 (0 = no limit).',
+  },
+  {
+    key: 'http.maxRssMb',
+    type: 'int',
+    default: 0,
+    env: 'GATEWAY_HTTP_MAX_RSS_MB',
+    min: 0,
+    description:
+      'Resident memory (the media worker included) above which API requests get 503 (0 = no limit).',
+  },
+  {
+    key: 'http.maxCallRequestsInFlight',
+    type: 'int',
+    default: 64,
+    env: 'GATEWAY_HTTP_MAX_CALL_REQUESTS_IN_FLIGHT',
+    min: 1,
+    description:
+      'initiate-call requests being handled at once; one more is refused at once with 503 and Retry-After instead of queueing.',
+  },
+  {
+    key: 'http.overloadRetryAfterSeconds',
+    type: 'int',
+    default: 2,
+    env: 'GATEWAY_HTTP_OVERLOAD_RETRY_AFTER_SECONDS',
+    min: 1,
+    description: 'Retry-After of a 503 refused for load (a draining daemon says 60).',
+  },
+
+  // Store
 
   // Store
   {
@@ -439,6 +484,11 @@ export interface Config {
     rateLimitMax: number;
     rateLimitWindowMs: number;
     shutdownGraceMs: number;
+    maxEventLoopDelayMs: number;
+    maxHeapUsedMb: number;
+    maxRssMb: number;
+    maxCallRequestsInFlight: number;
+    overloadRetryAfterSeconds: number;
   };
   store: { path: string };
   log: { level: string };

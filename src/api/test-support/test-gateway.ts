@@ -9,6 +9,7 @@ import { openDatabase } from '../../store/database.js';
 import type { Agent, Company, SipTrunk } from '../../model/entities.js';
 import { createStore, type Store } from '../../store/store.js';
 import { buildApp } from '../build-app.js';
+import type { LoadSheddingConfig } from '../load-shedding.js';
 
 export interface TestGateway {
   app: FastifyInstance;
@@ -33,7 +34,12 @@ export interface Tenant {
 }
 
 export async function startTestGateway(
-  opts: { rateLimitMax?: number; bodyLimitBytes?: number; dispatcher?: CallDispatcher } = {},
+  opts: {
+    rateLimitMax?: number;
+    bodyLimitBytes?: number;
+    dispatcher?: CallDispatcher;
+    shedding?: Partial<LoadSheddingConfig>;
+  } = {},
 ): Promise<TestGateway> {
   const store = createStore(openDatabase(':memory:'));
   const clock = new ManualClock(Date.UTC(2026, 5, 10, 15, 0, 0));
@@ -45,6 +51,12 @@ export async function startTestGateway(
       trustProxy: false,
       rateLimitMax: opts.rateLimitMax ?? 10_000,
       rateLimitWindowMs: 60_000,
+      maxEventLoopDelayMs: 0,
+      maxHeapUsedMb: 0,
+      maxRssMb: 0,
+      maxCallRequestsInFlight: 64,
+      overloadRetryAfterSeconds: 2,
+      ...opts.shedding,
     },
     store,
     clock,

@@ -2,9 +2,10 @@
 // agents; and the config table/defaults. `npm run cli -- help` lists it all.
 // Output is JSON on stdout so scripts can read it.
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { AccountService } from './accounts/account-service.js';
-import { keyView } from './api/routes/admin-routes.js';
+import { isUnspecifiedAddress, keyView } from './api/routes/admin-routes.js';
 import { trunkView } from './api/routes/voip-sip-routes.js';
 import type { SipTrunk } from './model/entities.js';
 import { unsafeTrunkField } from './model/sip-values.js';
@@ -127,8 +128,10 @@ export function runCli(argv: string[], openStore: () => Store, print: (v: unknow
         throw new UsageError(
           `unknown group(s) ${bad.join(', ')}; known: ${OPERATION_GROUPS.join(', ')}`,
         );
-      if (o.ip === '0.0.0.0')
-        throw new UsageError('--ip 0.0.0.0 is not allowed; leave it out to allow any IP');
+      if (o.ip !== undefined && (isIP(o.ip) === 0 || isUnspecifiedAddress(o.ip)))
+        throw new UsageError(
+          '--ip must be the single client address the key may be used from (not 0.0.0.0 or ::); leave it out to allow any IP',
+        );
       const { key, secret } = accounts.createApiKey(company(), {
         name: need('name'),
         fullAccess: !groups,

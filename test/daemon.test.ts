@@ -204,4 +204,19 @@ describe('daemon started with npm start', () => {
     expect(JSON.parse((await cli('trunk', 'list', '--company', company.id)).out)).toEqual([]);
     expect((await trunk('--username', 'fine')).code).toBe(0);
   });
+
+  it('the CLI refuses an unspecified or malformed --ip for a key (it would lock the key out)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
+    const env = { GATEWAY_DB_PATH: join(dir, 'cli.sqlite') };
+    const cli = (...args: string[]) => run('npm', ['run', '-s', 'cli', '--', ...args], env);
+    const company = JSON.parse((await cli('company', 'create', '--name', 'ip-co')).out);
+    for (const ip of ['0.0.0.0', '::', '::0', 'not-an-ip']) {
+      const res = await cli('key', 'create', '--company', company.id, '--name', 'k', '--ip', ip);
+      expect(res.code, ip).toBe(2);
+      expect(res.out).toContain('--ip must be the single client address');
+    }
+    expect(
+      (await cli('key', 'create', '--company', company.id, '--name', 'k', '--ip', '::1')).code,
+    ).toBe(0);
+  });
 });

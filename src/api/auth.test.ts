@@ -89,6 +89,19 @@ describe('authentication (spec §5)', () => {
     expect(res.json()).toEqual(UNAUTHORIZED);
   });
 
+  it('an IPv6 restriction matches however the address is spelt (RFC 5952 canonical form)', async () => {
+    const key = acme.addKey({ name: 'ip6', fullAccess: true, allowedIp: '2001:DB8:0:0::1' });
+    const from = (remoteAddress: string) =>
+      gw.app.inject({
+        method: 'GET',
+        url: '/api/v1/agents',
+        headers: { 'x-api-key': key },
+        remoteAddress,
+      });
+    expect((await from('2001:db8::1')).statusCode).toBe(200);
+    expect((await from('2001:db8::2')).statusCode).toBe(401);
+  });
+
   it('refuses 0.0.0.0 as an IP restriction', async () => {
     const res = await acme.request({
       method: 'POST',

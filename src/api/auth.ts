@@ -1,6 +1,7 @@
 // Authentication and tenancy (spec §5): the x-api-key header only, keys
 // looked up by hash and compared in constant time, single-IP restriction,
 // operation groups, x-company-id for a reseller's own subsidiaries.
+import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashApiKey, hashesEqual } from '../accounts/api-key-secret.js';
 import type { Clock } from '../clock.js';
@@ -100,7 +101,9 @@ function authenticate(
   return { key, company: sub };
 }
 
+/** One spelling per address: IPv4-mapped IPv6 as IPv4, IPv6 in its canonical form (RFC 5952). */
 function normaliseIp(ip: string): string {
   const trimmed = ip.trim().toLowerCase();
-  return trimmed.startsWith('::ffff:') && trimmed.includes('.') ? trimmed.slice(7) : trimmed;
+  if (trimmed.startsWith('::ffff:') && trimmed.includes('.')) return trimmed.slice(7);
+  return isIP(trimmed) === 6 ? new URL(`http://[${trimmed}]`).hostname.slice(1, -1) : trimmed;
 }

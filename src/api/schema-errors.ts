@@ -114,6 +114,13 @@ function mustBe(e: SchemaError, all: SchemaError[]): string {
       if (consts.length > 0) return `must be one of ${consts.map(String).join(', ')}`;
       const types = here.filter((b) => b.keyword === 'type').map((b) => typeWords(b.params.type));
       if (types.length > 0) return `must be ${orList(types)}`;
+      const formats = here
+        .filter((b) => b.keyword === 'format')
+        .map(
+          (b) =>
+            FORMAT_WORDS[String(b.params.format)] ?? `in the ${String(b.params.format)} format`,
+        );
+      if (formats.length > 0) return `must be ${orList(formats)}`;
       const other = here[0];
       return other ? mustBe(other, all) : 'is not valid';
     }
@@ -133,6 +140,8 @@ function mustBe(e: SchemaError, all: SchemaError[]): string {
       return `must hold at least ${String(p.limit)} items`;
     case 'maxItems':
       return `must hold at most ${String(p.limit)} items`;
+    case 'uniqueItems':
+      return `must not hold the same item twice (items ${String(p.i)} and ${String(p.j)})`;
     case 'minProperties':
       return 'must not be empty: send at least one field';
     case 'enum':

@@ -83,3 +83,18 @@ describe('isUnspecifiedAddress', () => {
       expect(isUnspecifiedAddress(ip)).toBe(false);
   });
 });
+
+describe('what a refused key body is told', () => {
+  it.each([
+    [
+      { name: 'k', preset: 'full_access', allowedIp: 'abc' },
+      'allowedIp must be an IPv4 address or an IPv6 address.',
+    ],
+    [
+      { name: 'k', groups: ['Calls', 'Calls'] },
+      'groups must not hold the same item twice (items 0 and 1).',
+    ],
+  ])('%j → %s', async (payload, reason) => {
+    expect((await createKey(payload)).json()).toEqual({ error: 'invalid_body', reason });
+  });
+});

@@ -77,6 +77,8 @@ export function registerDocumentRoutes<
 >(app: FastifyInstance, o: DocumentRoutesOptions<T, P, R, V>): void {
   const iso = () => new Date(o.clock.now()).toISOString();
   // Typed as FastifySchema: over a generic V, fastify's reply types cannot be resolved.
+  /** "an agent", "an outbound route", "a SIP trunk" (OpenAPI summaries). */
+  const aNoun = `${/^[aeiou]/i.test(o.noun) ? 'an' : 'a'} ${o.noun}`;
   const schema = (summary: string, parts: FastifySchema): FastifySchema => ({
     tags: [o.tag],
     security: [{ apiKey: [] }],
@@ -111,7 +113,7 @@ export function registerDocumentRoutes<
     o.path,
     {
       config: { access: o.access },
-      schema: schema(`Create a ${o.noun}`, { body: createBody, response: { 201: o.response } }),
+      schema: schema(`Create ${aNoun}`, { body: createBody, response: { 201: o.response } }),
     },
     async (request, reply) => {
       const now = iso();
@@ -144,7 +146,7 @@ export function registerDocumentRoutes<
     `${o.path}/:id`,
     {
       config: { access: o.access },
-      schema: schema(`Get a ${o.noun}`, { params: IdParams, response: { 200: o.response } }),
+      schema: schema(`Get ${aNoun}`, { params: IdParams, response: { 200: o.response } }),
     },
     async (request) => o.view(find(request.auth.company.id, request.params.id)),
   );
@@ -153,7 +155,7 @@ export function registerDocumentRoutes<
     `${o.path}/:id`,
     {
       config: { access: o.access },
-      schema: schema(`Change a ${o.noun}`, {
+      schema: schema(`Change ${aNoun}`, {
         params: IdParams,
         body: patchBody,
         response: { 200: o.response },
@@ -181,7 +183,7 @@ export function registerDocumentRoutes<
     `${o.path}/:id`,
     {
       config: { access: o.access },
-      schema: schema(`Delete a ${o.noun}`, { params: IdParams }),
+      schema: schema(`Delete ${aNoun}`, { params: IdParams }),
     },
     async (request, reply) => {
       const doc = find(request.auth.company.id, request.params.id);

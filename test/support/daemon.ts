@@ -36,6 +36,8 @@ export async function startDaemon(
       GATEWAY_SIP_PORT: '0',
       GATEWAY_DB_PATH: dbPath,
       GATEWAY_LOG_LEVEL: 'info',
+      // recordings of test calls in the test's own directory, not the repository's ./data
+      GATEWAY_RECORDING_DIR: join(dir, 'recordings'),
       // Tests share two cores with each other: an event loop slowed by the machine, not by
       // the daemon's own load, must not shed their requests (the burst test sets its own).
       GATEWAY_HTTP_MAX_EVENT_LOOP_DELAY_MS: '0',

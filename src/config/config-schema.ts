@@ -107,7 +107,7 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
   {
     key: 'http.maxCallRequestsInFlight',
     type: 'int',
-    default: 64,
+    default: 16,
     env: 'GATEWAY_HTTP_MAX_CALL_REQUESTS_IN_FLIGHT',
     min: 1,
     description:

@@ -74,6 +74,10 @@ async function main(): Promise<void> {
     // Not awaited: HTTP comes up, and /readyz says not ready until drachtio-server accepts us.
     drachtio = createDrachtioSignaling(config.drachtio, {
       logger: log.child({ component: 'drachtio' }),
+      sessionTimer: {
+        expiresSeconds: config.sip.sessionExpiresSeconds,
+        minSeconds: config.sip.sessionMinExpiresSeconds,
+      },
     });
     drachtio.connect().then(
       () => log.info('drachtio engine ready'),
@@ -97,6 +101,10 @@ async function main(): Promise<void> {
         timers: { T1: config.sip.t1Ms, T2: config.sip.t2Ms, T4: config.sip.t4Ms },
         userAgent: config.sip.userAgent,
         authAttemptLimit: config.sip.authAttempts,
+        sessionTimer: {
+          expiresSeconds: config.sip.sessionExpiresSeconds,
+          minSeconds: config.sip.sessionMinExpiresSeconds,
+        },
         tcpIdleTimeoutMs: config.sip.tcpIdleTimeoutMs,
         tcpLimits: {
           messageDeadlineMs: config.sip.tcpMessageDeadlineMs,
@@ -177,6 +185,7 @@ async function main(): Promise<void> {
       defaultMaxDurationSeconds: config.calls.defaultMaxDurationSeconds,
       stuckAfterSeconds: config.calls.stuckAfterSeconds,
       watchdogIntervalMs: config.calls.watchdogIntervalMs,
+      mediaInactivitySeconds: config.rtp.inactivitySeconds,
     },
   });
   dialer.recover();

@@ -8,6 +8,7 @@ import type { CallRecord, DialedAttempt } from '../model/call-record.js';
 import { LIVE_STATUSES, type CallStatus } from '../model/call-status.js';
 import type { CallDispatcher } from './call-service.js';
 import { CallSession, type CallSessionDeps } from './session/call-session.js';
+import type { DialogSnapshot } from './ports/signaling-port.js';
 import { finishOrphan } from './session/orphan.js';
 
 export interface DialerSettings {
@@ -16,6 +17,8 @@ export interface DialerSettings {
   /** Slack past a session's own limits before the watchdog steps in. */
   stuckAfterSeconds: number;
   watchdogIntervalMs?: number;
+  /** RTP silence after which an answered call's far end is asked if it is still there (0: never). */
+  mediaInactivitySeconds?: number;
 }
 
 /** How long the hangup API waits for the call's final record. */
@@ -28,6 +31,7 @@ export class Dialer implements CallDispatcher {
   private readonly struck = new Set<CallSession>();
   private watchdog: unknown;
   private draining = false;
+  private readonly recoveryByes = new Set<Promise<unknown>>();
 
   constructor(
     private readonly deps: Omit<CallSessionDeps, 'settings'> & { settings: DialerSettings },
@@ -85,18 +89,60 @@ export class Dialer implements CallDispatcher {
    * After a restart: a live record whose current round never sent its
    * INVITE is dialed now; one whose INVITE may have left is finished
    * (call_stuck) and handed to the retry policy; accepted calls are dialed.
+   * Every dialog the dead process kept (an answered call) gets a BYE, so the
+   * far end does not keep a channel nobody will hang up.
    */
   recover(): void {
     const { store } = this.deps;
+    const left = store.dialogs.list();
+    const withDialog = new Set(left.map((d) => d.callRecordId));
     for (const rec of store.calls.findByStatus(LIVE_STATUSES)) {
       if (inviteMayHaveLeft(rec)) {
-        finishOrphan(this.deps, rec, 'recovery');
+        const detail = withDialog.has(rec.id) ? 'dialog_ended_after_restart' : undefined;
+        finishOrphan(this.deps, rec, 'recovery', detail);
         continue;
       }
       this.redial(rec, 'recovered_before_invite');
     }
     for (const rec of store.calls.findByStatus(['to_be_processed'])) this.accepted(rec);
     this.deps.onScheduled?.();
+    for (const { callRecordId, dialog } of left) this.endLeftDialog(callRecordId, dialog);
+    if (left.length > 0)
+      this.deps.log.warn({ dialogs: left.length }, 'dialogs left by a crash: sending BYE');
+  }
+
+  /** Byes still in flight from recover(). */
+  get pendingRecoveryByes(): Promise<unknown> {
+    return Promise.all([...this.recoveryByes]);
+  }
+
+  /** BYE for a dialog a crash left behind (RFC 3261 §15); forgotten once answered or timed out. */
+  private endLeftDialog(recordId: string, dialog: DialogSnapshot): void {
+    const { store, signaling, log } = this.deps;
+    const forget = () => {
+      try {
+        store.dialogs.remove(recordId);
+      } catch (err) {
+        log.warn({ err }, 'ended dialog not forgotten');
+      }
+    };
+    if (!signaling.endDialog) {
+      log.warn({ sipCallId: dialog.callId }, 'this SIP engine cannot end a dialog left by a crash');
+      forget();
+      return;
+    }
+    const bye = signaling
+      .endDialog(dialog, { q850: 41, text: 'gateway restarted' })
+      .then(
+        (status) =>
+          log.info({ sipCallId: dialog.callId, status }, 'BYE for a dialog left by a crash'),
+        (err: unknown) => log.warn({ err, sipCallId: dialog.callId }, 'BYE after restart failed'),
+      )
+      .finally(() => {
+        forget();
+        this.recoveryByes.delete(bye);
+      });
+    this.recoveryByes.add(bye);
   }
 
   startWatchdog(): void {

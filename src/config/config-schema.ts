@@ -237,6 +237,26 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     description: 'Digest challenges answered per INVITE before the leg fails with the 401/407.',
   },
   {
+    key: 'sip.sessionExpiresSeconds',
+    type: 'int',
+    default: 1800,
+    env: 'GATEWAY_SIP_SESSION_EXPIRES_SECONDS',
+    min: 0,
+    max: 86400,
+    description:
+      'Session-Expires our INVITEs ask for (RFC 4028 session timers; 0 = not asked for): the call is refreshed within it, and ended with BYE (no_voip_connection) when a refresh fails or an expected one never comes. Raised to sip.sessionMinExpiresSeconds when below it.',
+  },
+  {
+    key: 'sip.sessionMinExpiresSeconds',
+    type: 'int',
+    default: 90,
+    env: 'GATEWAY_SIP_SESSION_MIN_EXPIRES_SECONDS',
+    min: 90,
+    max: 86400,
+    description:
+      'Min-SE our INVITEs carry (RFC 4028: at least 90); a 422 from the far end raises it for that call.',
+  },
+  {
     key: 'sip.optionsPingSeconds',
     type: 'int',
     default: 30,
@@ -371,7 +391,7 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     env: 'GATEWAY_RTP_INACTIVITY_SECONDS',
     min: 0,
     description:
-      'End an answered call with no_rtp_stream after this many seconds without RTP (0 = never).',
+      'End an answered call with no_rtp_stream after this many seconds without RTP (0 = never). After as long without RTP while none is expected (the far end holds the call), the far end is asked in its dialog (OPTIONS) and the call ends with no_voip_connection if it does not answer.',
   },
   {
     key: 'rtp.worker',
@@ -504,6 +524,8 @@ export interface Config {
     t4Ms: number;
     userAgent: string;
     authAttempts: number;
+    sessionExpiresSeconds: number;
+    sessionMinExpiresSeconds: number;
     optionsPingSeconds: number;
     optionsPingFailures: number;
     tcpIdleTimeoutMs: number;

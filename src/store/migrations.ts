@@ -145,6 +145,30 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       END;
     `,
   },
+  {
+    // Dialogs of answered calls, so a BYE can end them after a crash (issue 23
+    // item 6; docs/decisions/no-zombie-calls.md). One row per call record
+    // while its dialog is confirmed; deleted when the call ends.
+    version: 3,
+    sql: `
+      CREATE TABLE live_dialogs (
+        call_record_id TEXT PRIMARY KEY REFERENCES calls(id) ON DELETE CASCADE,
+        sip_call_id TEXT NOT NULL,
+        local_tag TEXT NOT NULL,
+        remote_tag TEXT NOT NULL,
+        local_party TEXT NOT NULL,
+        remote_party TEXT NOT NULL,
+        remote_target TEXT NOT NULL,
+        route_set TEXT NOT NULL,
+        local_cseq INTEGER NOT NULL,
+        transport TEXT NOT NULL CHECK (transport IN ('udp', 'tcp')),
+        dest_host TEXT NOT NULL,
+        dest_port INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        modified_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

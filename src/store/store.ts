@@ -5,6 +5,7 @@ import { SqliteCallRepository } from './call-repository.js';
 import { SqliteCompanyRepository } from './company-repository.js';
 import type { Db } from './database.js';
 import { DocumentRepository } from './document-repository.js';
+import { SqliteLiveDialogRepository } from './live-dialog-repository.js';
 import type { Agent, OutboundRoute, SipTrunk, VoipPhone } from '../model/entities.js';
 import { SqliteOptOutRepository } from './opt-out-repository.js';
 import { SqliteScheduleRepository } from './schedule-repository.js';
@@ -23,6 +24,7 @@ export interface Store {
   optOuts: SqliteOptOutRepository;
   schedules: SqliteScheduleRepository;
   callHistory: SqliteCallHistoryRepository;
+  dialogs: SqliteLiveDialogRepository;
 }
 
 export function createStore(db: Db): Store {
@@ -40,5 +42,6 @@ export function createStore(db: Db): Store {
     optOuts: new SqliteOptOutRepository(db),
     schedules: new SqliteScheduleRepository(db),
     callHistory: new SqliteCallHistoryRepository(db, calls),
+    dialogs: new SqliteLiveDialogRepository(db),
   };
 }

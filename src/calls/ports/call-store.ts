@@ -14,6 +14,7 @@ import type {
 } from '../../model/entities.js';
 import type { NewSchedule, ScheduleRow } from '../../model/schedule.js';
 import type { CallHistory } from '../protections/call-history.js';
+import type { DialogSnapshot } from './signaling-port.js';
 
 /** Runs `fn` as one transaction: all of its writes commit together or none does. */
 export interface UnitOfWork {
@@ -74,12 +75,26 @@ export interface DocumentReader<T> {
   listAll(): T[];
 }
 
+/**
+ * Confirmed dialogs of live calls, kept so that a restart after a crash can
+ * end them with BYE. One writer: the call's session (the leg's owner).
+ */
+export interface LiveDialogRepository {
+  /** Keeps (or replaces) the call record's confirmed dialog. */
+  save(callRecordId: string, dialog: DialogSnapshot, at: string): void;
+  /** The dialog is over (BYE sent or received). */
+  remove(callRecordId: string): void;
+  /** Every dialog kept: at start-up, those a crash left behind. */
+  list(): Array<{ callRecordId: string; dialog: DialogSnapshot }>;
+}
+
 export interface CallStore {
   unitOfWork: UnitOfWork;
   calls: CallRepository;
   schedules: ScheduleRepository;
   optOuts: OptOutRepository;
   callHistory: CallHistory;
+  dialogs: LiveDialogRepository;
   companies: CompanyReader;
   agents: DocumentReader<Agent>;
   sipTrunks: DocumentReader<SipTrunk>;

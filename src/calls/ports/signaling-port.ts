@@ -19,6 +19,34 @@ export interface DialRequest {
    * keeps the INVITE from being sent.
    */
   onSending?: () => void;
+  /**
+   * Called synchronously when the dialog is confirmed (before `answered`)
+   * and whenever what a later BYE needs changes (before each request of ours
+   * in the dialog leaves, a target refresh): the caller keeps it durably so
+   * that a BYE can end the dialog after a crash.
+   */
+  onDialog?: (dialog: DialogSnapshot) => void;
+}
+
+/**
+ * What a BYE needs to end a confirmed dialog from another process (RFC 3261
+ * §12.2.1.1): the dialog ID, the From/To values as sent (tags included), the
+ * route set, the remote target, the highest local CSeq used, and where the
+ * INVITE went.
+ */
+export interface DialogSnapshot {
+  callId: string;
+  localTag: string;
+  remoteTag: string;
+  /** From header value, our tag included. */
+  localParty: string;
+  /** To header value, the far end's tag included. */
+  remoteParty: string;
+  remoteTarget: string;
+  routeSet: string[];
+  localSeq: number;
+  transport: 'udp' | 'tcp';
+  destination: { host: string; port: number };
 }
 
 export interface LegFailure {
@@ -47,8 +75,19 @@ export interface SignalingLeg {
   cancel(): void;
   /** BYE after an answer. */
   bye(reason?: { q850?: number; text?: string }): Promise<void>;
+  /**
+   * Asks the far end whether it still has the dialog (in-dialog OPTIONS):
+   * the status of its final response (481: it no longer knows the dialog),
+   * 0 when nothing came back at all (timeout, transport error).
+   */
+  probe?(): Promise<number>;
 }
 
 export interface SignalingPort {
   invite(request: DialRequest): SignalingLeg;
+  /**
+   * Sends BYE in a dialog this process holds no leg for (left by a crash);
+   * resolves with the final status (408 no answer, 503 transport error).
+   */
+  endDialog?(dialog: DialogSnapshot, reason?: { q850?: number; text?: string }): Promise<number>;
 }

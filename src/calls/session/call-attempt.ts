@@ -8,13 +8,16 @@ import type { AttemptStatus, NetworkQuality, SipFailure } from '../../model/call
 import type { ParticipantStatus } from '../../model/call-record.js';
 import type { MediaLeg } from '../ports/media-port.js';
 import type {
+  DialogSnapshot,
   DialRequest,
+  LegEvents,
   LegFailure,
   SignalingLeg,
   SignalingPort,
 } from '../ports/signaling-port.js';
 import { mapSipFailure } from '../sip-failure-mapping.js';
 import type { Timers } from '../timers.js';
+import { FarEndLiveness } from './far-end-liveness.js';
 import type { RecordWriter } from './record-writer.js';
 
 export interface AttemptOutcome {
@@ -34,6 +37,9 @@ export interface AttemptSettings {
   maxDurationMs: number;
   /** Plan seconds left when answered (null: unlimited). */
   planSecondsLeft: number | null;
+  /** RTP silence after which the far end is asked whether it is still there
+   *  (rtp.inactivitySeconds; 0: never). */
+  mediaSilenceMs: number;
 }
 
 /** What the attempt tells its session as the call moves on. */
@@ -44,6 +50,8 @@ export interface AttemptHooks {
   dtmf(digit: string): void;
   /** Any state change (the watchdog measures progress from these). */
   progress(phase: 'ringing' | 'in_call'): void;
+  /** The confirmed dialog, or what changed in it: keep it for a BYE after a crash. */
+  dialog(dialog: DialogSnapshot): void;
 }
 
 /** How often a live call's networkQuality is written to the record. */
@@ -61,7 +69,20 @@ const LOCAL_END_STATUS: Record<string, AttemptStatus> = {
   no_rtp_stream: 'failed_during_call',
   call_stuck: 'failed_during_call',
   agent_disconnected: 'failed_during_call',
+  no_voip_connection: 'failed_during_call',
 };
+
+/**
+ * Why the SIP stack itself ended an answered call (the `ended` event's
+ * detail): the far end stopped refreshing the session, or did not answer our
+ * refresh, or no longer knew the dialog (RFC 4028 §10). The signaling path
+ * to the far end is lost: no_voip_connection (docs/decisions/no-zombie-calls.md).
+ */
+const SESSION_LOST = new Set([
+  'session_expired',
+  'session_refresh_no_answer',
+  'session_refresh_481',
+]);
 
 export class CallAttempt {
   private leg: SignalingLeg | undefined;
@@ -70,6 +91,8 @@ export class CallAttempt {
   private provisional = false;
   private ringTimedOut = false;
   private localEnd: string | undefined;
+  private localDetail: string | undefined;
+  private liveness: FarEndLiveness | undefined;
   private settled = false;
   private readonly timers: unknown[] = [];
   private resolve!: (o: AttemptOutcome) => void;
@@ -116,6 +139,7 @@ export class CallAttempt {
       ...request,
       answerOffer: (offer) => this.media.answerOffer(offer.sdp),
       onSending: () => this.markSending(),
+      onDialog: (d) => this.keepDialog(d),
     });
     this.leg = leg;
     this.writer.write({
@@ -129,13 +153,25 @@ export class CallAttempt {
     leg.on('answered', (e) => this.guard(() => this.onAnswered(e.sdp)));
     leg.on('dtmf', (e) => this.guard(() => this.hooks.dtmf(e.digit)));
     leg.on('failed', (e) => this.guard(() => this.onFailed(e)));
-    leg.on('ended', (e) =>
-      this.guard(() =>
-        this.settleConnected(
-          e.by === 'remote' ? 'caller_hungup' : (this.localEnd ?? 'user_hungup'),
-        ),
-      ),
-    );
+    leg.on('ended', (e) => this.guard(() => this.onEnded(e)));
+  }
+
+  private onEnded(e: LegEvents['ended']): void {
+    if (e.by === 'remote') return this.settleConnected('caller_hungup');
+    if (!this.localEnd && e.detail && SESSION_LOST.has(e.detail)) {
+      this.log.warn({ detail: e.detail }, 'session timer ended the call: far end lost');
+      return this.settleConnected('no_voip_connection', e.detail);
+    }
+    this.settleConnected(this.localEnd ?? 'user_hungup', this.localDetail);
+  }
+
+  /** Called by the SIP stack mid-send: a failing write must not escape into it. */
+  private keepDialog(d: DialogSnapshot): void {
+    try {
+      this.hooks.dialog(d);
+    } catch (err) {
+      this.log.error({ err }, 'dialog not kept: a crash now would leave it without a BYE');
+    }
   }
 
   /**
@@ -144,13 +180,14 @@ export class CallAttempt {
    * The outcome is settled as soon as the request is sent; its transaction
    * finishes in the background (dial-path.md "Drain").
    */
-  end(reason: string): void {
-    this.guard(() => this.endNow(reason));
+  end(reason: string, detail?: string): void {
+    this.guard(() => this.endNow(reason, detail));
   }
 
-  private endNow(reason: string): void {
+  private endNow(reason: string, detail?: string): void {
     if (this.settled || this.localEnd) return;
     this.localEnd = reason;
+    this.localDetail = detail;
     const leg = this.leg;
     if (!leg) {
       this.settle({ status: 'cancelled', endCallReason: reason, endAt: this.writer.now() });
@@ -158,7 +195,7 @@ export class CallAttempt {
     }
     if (this.answered) {
       leg.bye().catch((err: unknown) => this.log.warn({ err }, 'BYE failed'));
-      this.settleConnected(reason);
+      this.settleConnected(reason, detail);
       return;
     }
     leg.cancel();
@@ -266,17 +303,46 @@ export class CallAttempt {
       this.after(planLeft * 1000, () => this.end('no_seconds_available_in_plan'));
     }
     this.media.on('inactive', () => this.guard(() => this.end('no_rtp_stream')));
+    this.watchFarEnd();
     this.hooks.answered(this.media, (reason) => this.guard(() => this.end(reason)));
     // Refreshed while the call runs (a write without an fsync, but still a row
     // rewrite): at most every STATS_WRITE_INTERVAL_MS; the final figures at the end.
     let lastStatsWrite = Date.parse(now);
     this.media.on('stats', (q) =>
       this.guard(() => {
+        this.liveness?.packets(q.packetsReceived);
         const at = Date.parse(this.writer.now());
         if (at - lastStatsWrite < STATS_WRITE_INTERVAL_MS) return;
         lastStatsWrite = at;
         this.writer.write({ networkQuality: q });
       }),
+    );
+  }
+
+  /** RTP silence and no answer in the dialog: the far end is gone (far-end-liveness.ts). */
+  private watchFarEnd(): void {
+    const leg = this.leg;
+    if (this.settings.mediaSilenceMs <= 0 || !leg?.probe) return;
+    const probe = leg.probe.bind(leg);
+    let received = 0;
+    try {
+      received = this.media.stats().packetsReceived;
+    } catch {
+      // figures not there yet: count from zero
+    }
+    this.liveness = new FarEndLiveness(
+      { now: () => Date.parse(this.writer.now()) },
+      {
+        silenceMs: this.settings.mediaSilenceMs,
+        probe,
+        gone: (detail) =>
+          this.guard(() => {
+            this.log.warn({ detail }, 'no RTP and no answer in the dialog: far end lost');
+            this.endNow('no_voip_connection', detail);
+          }),
+        onError: (err) => this.log.warn({ err }, 'far-end probe failed'),
+      },
+      received,
     );
   }
 
@@ -298,14 +364,15 @@ export class CallAttempt {
     this.settle({ ...mapped, status, endCallReason, endAt: this.writer.now() });
   }
 
-  private settleConnected(reason: string): void {
+  private settleConnected(reason: string, detail?: string): void {
     if (!this.answered) return;
     // The agent's socket closing mid-call: the agent side ended it, abnormally.
     const agentGone = reason === 'agent_disconnected';
+    const why = agentGone ? reason : detail;
     this.settle({
       status: LOCAL_END_STATUS[reason] ?? 'answered',
       endCallReason: agentGone ? 'user_hungup' : reason,
-      ...(agentGone ? { detail: reason } : {}),
+      ...(why ? { detail: why } : {}),
       startAt: this.answeredAt,
       endAt: this.writer.now(),
     });
@@ -344,6 +411,7 @@ export class CallAttempt {
   private clearTimers(): void {
     for (const t of this.timers) this.timerApi.clearTimeout(t);
     this.timers.length = 0;
+    this.liveness?.stop();
   }
 }
 

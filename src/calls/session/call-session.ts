@@ -48,6 +48,9 @@ export interface CallSessionDeps {
     defaultRingTimeoutSeconds: number;
     defaultMaxDurationSeconds: number;
     stuckAfterSeconds: number;
+    /** RTP silence after which an answered call's far end is asked if it is still there
+     *  (rtp.inactivitySeconds; 0 or absent: never). */
+    mediaInactivitySeconds?: number;
   };
   /** Zones and country of a number (the gate judges each number in its own). */
   zones: (e164: string) => Promise<DestinationZones>;
@@ -78,6 +81,8 @@ export class CallSession {
   private attemptIndex: number | undefined;
   private stopCause: EndedBy | undefined;
   private forced = false;
+  /** A dialog of this session is kept in the store (for a BYE after a crash). */
+  private dialogKept = false;
   readonly done: Promise<CallRecord>;
   private resolveDone!: (r: CallRecord) => void;
 
@@ -255,12 +260,17 @@ export class CallSession {
         planSecondsLeft:
           this.deps.store.companies.getPlan(this.writer.current.companyId)?.secondsRemaining ??
           null,
+        mediaSilenceMs: 1000 * (this.deps.settings.mediaInactivitySeconds ?? 0),
       },
       {
         answered: (leg, endCall) => this.agentSide.bridge(leg, endCall),
         dtmf: (digit) => this.agentSide.link?.dtmf(digit),
         progress: (phase) =>
           this.clock.enter(phase, phase === 'in_call' ? maxDurationMs : ringTimeoutMs),
+        dialog: (d) => {
+          this.deps.store.dialogs.save(this.recordId, d, this.writer.now());
+          this.dialogKept = true;
+        },
       },
     );
     this.attempt = attempt;
@@ -278,6 +288,7 @@ export class CallSession {
     const outcome = await attempt.outcome;
     this.attempt = undefined;
     this.attemptIndex = undefined;
+    this.forgetDialog(); // BYE sent or received: nothing left to end after a crash
     this.clock.enter('finishing');
     const closed = await this.closeMedia();
     this.writer.updateAttempt(index, {
@@ -382,8 +393,20 @@ export class CallSession {
     return this.writer.current;
   }
 
+  /** The kept dialog is over; a failing delete only means one BYE too many after a crash. */
+  private forgetDialog(): void {
+    if (!this.dialogKept) return;
+    this.dialogKept = false;
+    try {
+      this.deps.store.dialogs.remove(this.recordId);
+    } catch (err) {
+      this.log.warn({ err }, 'ended dialog not forgotten');
+    }
+  }
+
   /** Media and agent let go on every path (bounded). */
   private async release(): Promise<void> {
+    this.forgetDialog();
     await this.closeMedia();
     await this.agentSide.stop();
   }

@@ -23,6 +23,8 @@ export function finishOrphan(
   deps: OrphanDeps,
   rec: CallRecord,
   cause: 'recovery' | 'watchdog',
+  /** Kept as endDetail (e.g. dialog_ended_after_restart). */
+  detail?: string,
 ): void {
   const now = new Date(deps.clock.now()).toISOString();
   const attempts = rec.attempts ?? [];
@@ -32,6 +34,7 @@ export function finishOrphan(
   const outcome: AttemptOutcome = answeredAt
     ? { status: 'failed_during_call', endCallReason: 'call_stuck', startAt: answeredAt, endAt: now }
     : { status: 'failed', endCallReason: 'call_stuck', endAt: now };
+  if (detail) outcome.detail = detail;
   // The record's outboundResult may be an earlier round's (a callback already
   // planned then): only the retry rules apply here.
   const next = deps.retries?.decide({ ...rec, outboundResult: undefined }, outcome) ?? null;

@@ -9,7 +9,7 @@ import {
   parseUri,
 } from '../message/index.js';
 import type { SipHeader, SipRequest, SipResponse } from '../message/types.js';
-import { SipStackError, type Endpoint } from '../transport/types.js';
+import { SipStackError, type Endpoint, type TransportProtocol } from '../transport/types.js';
 
 export interface DialogIdentity {
   callId: string;
@@ -32,6 +32,29 @@ export interface OutgoingRequest {
   destination: Endpoint;
 }
 
+/**
+ * What it takes to send a request in a confirmed dialog after a restart
+ * (a BYE for a dialog a crash left behind): the dialog ID, the parties as
+ * written on the wire (tags included), the route set, the remote target,
+ * the last local CSeq, and where the INVITE went.
+ */
+export interface DialogSnapshot {
+  callId: string;
+  localTag: string;
+  remoteTag: string;
+  /** From header value (with our tag). */
+  localParty: string;
+  /** To header value (with the remote tag). */
+  remoteParty: string;
+  remoteTarget: string;
+  routeSet: string[];
+  /** The highest CSeq number used in the dialog (a new request uses more). */
+  localSeq: number;
+  transport: TransportProtocol;
+  /** The address the INVITE was sent to (next hop when the URIs name a host). */
+  destination: { host: string; port: number };
+}
+
 export class Dialog implements DialogIdentity {
   readonly callId: string;
   readonly localTag: string;
@@ -45,23 +68,74 @@ export class Dialog implements DialogIdentity {
   remoteTarget: string;
   readonly routeSet: string[];
 
-  constructor(
-    invite: SipRequest,
-    res: SipResponse,
+  private constructor(
+    s: DialogSnapshot,
     private readonly fallback: Endpoint,
     private readonly local: DialogLocal,
   ) {
-    // §12.1.2: route set = Record-Route reversed, remote target = Contact.
-    this.callId = getHeader(invite, 'call-id') ?? '';
-    this.localParty = getHeader(invite, 'from') ?? '';
-    this.remoteParty = getHeader(res, 'to') ?? '';
-    this.localTag = parseNameAddr(this.localParty).params.tag ?? '';
-    this.remoteTag = parseNameAddr(this.remoteParty).params.tag ?? '';
-    this.localSeq = parseInt(getHeader(invite, 'cseq') ?? '1', 10);
+    this.callId = s.callId;
+    this.localParty = s.localParty;
+    this.remoteParty = s.remoteParty;
+    this.localTag = s.localTag;
+    this.remoteTag = s.remoteTag;
+    this.localSeq = s.localSeq;
     this.remoteSeq = undefined;
-    this.routeSet = getHeaders(res, 'record-route').reverse();
+    this.routeSet = [...s.routeSet];
+    this.remoteTarget = s.remoteTarget;
+  }
+
+  /** §12.1.2: the dialog a 2xx to our INVITE creates (route set = Record-Route
+   *  reversed, remote target = Contact). */
+  static fromResponse(
+    invite: SipRequest,
+    res: SipResponse,
+    fallback: Endpoint,
+    local: DialogLocal,
+  ): Dialog {
+    const localParty = getHeader(invite, 'from') ?? '';
+    const remoteParty = getHeader(res, 'to') ?? '';
     const contact = getHeaders(res, 'contact')[0];
-    this.remoteTarget = contact ? parseNameAddr(contact).rawUri : invite.uri;
+    return new Dialog(
+      {
+        callId: getHeader(invite, 'call-id') ?? '',
+        localParty,
+        remoteParty,
+        localTag: parseNameAddr(localParty).params.tag ?? '',
+        remoteTag: parseNameAddr(remoteParty).params.tag ?? '',
+        localSeq: parseInt(getHeader(invite, 'cseq') ?? '1', 10),
+        routeSet: getHeaders(res, 'record-route').reverse(),
+        remoteTarget: contact ? parseNameAddr(contact).rawUri : invite.uri,
+        transport: fallback.transport,
+        destination: { host: fallback.host, port: fallback.port },
+      },
+      fallback,
+      local,
+    );
+  }
+
+  /** A dialog rebuilt from a snapshot (another process made it). */
+  static restore(s: DialogSnapshot, local: DialogLocal): Dialog {
+    const fallback: Endpoint = {
+      transport: s.transport,
+      host: s.destination.host,
+      port: s.destination.port,
+    };
+    return new Dialog(s, fallback, local);
+  }
+
+  snapshot(): DialogSnapshot {
+    return {
+      callId: this.callId,
+      localTag: this.localTag,
+      remoteTag: this.remoteTag,
+      localParty: this.localParty,
+      remoteParty: this.remoteParty,
+      remoteTarget: this.remoteTarget,
+      routeSet: [...this.routeSet],
+      localSeq: this.localSeq,
+      transport: this.fallback.transport,
+      destination: { host: this.fallback.host, port: this.fallback.port },
+    };
   }
 
   /** §12.2: is this request part of the dialog? (To tag = ours, From tag = theirs.) */

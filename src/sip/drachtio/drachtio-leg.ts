@@ -3,6 +3,7 @@
 // transactions (retransmissions, ACK, digest retry) belong to drachtio-server.
 
 import { defaultAnswer } from '../dialog/sdp-direction.js';
+import { sessionTimerHeaders, type SessionTimerRequest } from '../dialog/session-timer.js';
 import type { Clock, TimerHandle } from '../transport/clock.js';
 import type { SipLogger } from '../transport/logger.js';
 import type {
@@ -27,6 +28,8 @@ import {
   dtmfFromInfo,
   failureFromError,
   hangupReasonFromBye,
+  isLocallyGenerated,
+  sessionExpiredByServer,
   offerFromRequest,
   provisionalFromResponse,
 } from './uac-translation.js';
@@ -40,6 +43,9 @@ export interface DrachtioLegDeps {
   cancelGuardMs: number;
   /** Told once the leg is over (failed or ended), so the owner forgets it. */
   onDone: (leg: DrachtioLeg) => void;
+  /** RFC 4028 on the INVITE (Session-Expires, Min-SE); drachtio-server then
+   *  refreshes, or ends a session the far end stops refreshing, by itself. */
+  sessionTimer?: SessionTimerRequest;
 }
 
 export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
@@ -67,6 +73,24 @@ export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
     this.localSdp = opts.sdp;
     // Throws on CR/LF in caller input, like the embedded stack.
     this.uac = buildUacRequest(opts, callId);
+    const st = deps.sessionTimer ? sessionTimerHeaders(deps.sessionTimer) : undefined;
+    if (st) {
+      const h = this.uac.opts.headers;
+      h['Session-Expires'] = String(st.expires);
+      h['Min-SE'] = String(st.minSe);
+      h['Supported'] = h['Supported'] ? `${h['Supported']}, timer` : 'timer';
+    }
+  }
+
+  /** In-dialog OPTIONS: the final status, 0 when nothing came back (see SignalingLeg.probe). */
+  probe(): Promise<number> {
+    const dialog = this.dialog;
+    if (this.state !== 'confirmed' || !dialog?.request) return Promise.resolve(481);
+    return dialog.request({ method: 'OPTIONS' }).then(
+      // drachtio-server answers 408 itself when nothing came back (Timer F).
+      (res) => (res.status === 408 && isLocallyGenerated(res) ? 0 : res.status),
+      () => 0,
+    );
   }
 
   /** @internal sends the INVITE through drachtio-server. */
@@ -195,10 +219,15 @@ export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
     this.state = 'confirmed';
     this.dialog = dialog;
     if (dialog.sip.callId) this.callId = dialog.sip.callId;
-    dialog.on('destroy', (req: SrfMessage) => {
+    dialog.on('destroy', (req: SrfMessage, reason?: string) => {
       // A BYE that crosses ours: ours is already ending the leg.
-      if (this.state === 'confirmed')
-        this.finish({ by: 'remote', reason: hangupReasonFromBye(req) });
+      if (this.state !== 'confirmed') return;
+      // drachtio-server ended a session the far end stopped refreshing (RFC
+      // 4028 §10): it sent the BYE and tells us with its own, Reason
+      // "Session timer expired".
+      if (sessionExpiredByServer(req, reason))
+        this.finish({ by: 'local', detail: 'session_expired' });
+      else this.finish({ by: 'remote', reason: hangupReasonFromBye(req) });
     });
     dialog.on('modify', (req: SrfMessage, res: SrfReply) => this.onOffer(req, res, 'INVITE'));
     dialog.on('update', (req: SrfMessage, res: SrfReply) => this.onOffer(req, res, 'UPDATE'));

@@ -4,6 +4,7 @@
 // off (maxAttempts 1) so that one loop, with an injected clock, owns retries.
 
 import Srf from 'drachtio-srf';
+import type { SessionTimerRequest } from '../dialog/session-timer.js';
 import { generateCallId } from '../message/index.js';
 import { systemClock, type Clock, type TimerHandle } from '../transport/clock.js';
 import { silentLogger, type SipLogger } from '../transport/logger.js';
@@ -39,6 +40,8 @@ export interface DrachtioDeps {
   reconnect?: Partial<ReconnectPolicy>;
   /** RFC 3261 §9.1 guard after a CANCEL: default 64*T1 = 32 s. */
   cancelGuardMs?: number;
+  /** RFC 4028 on our INVITEs (default: not asked for). */
+  sessionTimer?: SessionTimerRequest;
 }
 
 export interface DrachtioSignalingEvents {
@@ -132,6 +135,7 @@ export class DrachtioSignaling extends TypedEmitter<DrachtioSignalingEvents> {
         log: this.log,
         cancelGuardMs: this.deps.cancelGuardMs ?? 32_000,
         onDone: (l) => this.legs.delete(l),
+        ...(this.deps.sessionTimer ? { sessionTimer: this.deps.sessionTimer } : {}),
       },
     );
     if (!this.connected || !srf) {

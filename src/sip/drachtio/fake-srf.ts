@@ -91,6 +91,26 @@ export class FakeDialog extends EventEmitter implements SrfDialog {
     this.emit('destroy', srfRequest('BYE', headers), 'normal release');
   }
 
+  /** drachtio-server tore the dialog down itself (RFC 4028 expiry): drachtio-srf
+   *  hands over the BYE it sent (source application) and its Reason text. */
+  serverBye(reasonHeader = 'SIP ;cause=200 ;text="Session timer expired"'): void {
+    const text = /text="(.*)"/.exec(reasonHeader)?.[1] ?? reasonHeader;
+    this.emit('destroy', srfRequest('BYE', [`Reason: ${reasonHeader}`]), text);
+  }
+
+  /** Requests we sent in the dialog, and what drachtio-srf resolves them with. */
+  requests: Array<{ method: string; headers?: Record<string, string>; body?: string }> = [];
+  requestResult: () => Promise<SrfResponse> = () => Promise.resolve(srfResponse(200, 'OK'));
+
+  request(opts: {
+    method: string;
+    headers?: Record<string, string>;
+    body?: string;
+  }): Promise<SrfResponse> {
+    this.requests.push(opts);
+    return this.requestResult();
+  }
+
   /** A request the far end sends; returns what we answered. */
   incoming(event: 'modify' | 'update' | 'info', req: SrfMessage): FakeReply {
     const reply = new FakeReply();
@@ -218,7 +238,12 @@ export function record(leg: DrachtioLeg): Seen {
 
 export const flush = () => new Promise<void>((r) => setImmediate(r));
 
-export async function connected(opts: { cancelGuardMs?: number } = {}) {
+export async function connected(
+  opts: {
+    cancelGuardMs?: number;
+    sessionTimer?: { expiresSeconds: number; minSeconds: number };
+  } = {},
+) {
   const srf = new FakeSrf();
   const clock = new FakeClock();
   const sig = new DrachtioSignaling(

@@ -40,6 +40,12 @@ export interface SrfDialog {
   ): unknown;
   /** Sends BYE (or NOTIFY for a subscription) and forgets the dialog. */
   destroy(opts?: { headers?: Record<string, string> }): Promise<unknown>;
+  /** Sends a request in the dialog; resolves with its final response. */
+  request?(opts: {
+    method: string;
+    headers?: Record<string, string>;
+    body?: string;
+  }): Promise<SrfResponse>;
 }
 
 export interface CreateUacOptions {

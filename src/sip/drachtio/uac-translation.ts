@@ -158,6 +158,16 @@ export function hangupReasonFromBye(req: SrfMessage | undefined): HangupReason |
   }
 }
 
+/**
+ * The BYE drachtio-server hands the application when it tore a dialog down
+ * itself because the far end did not refresh the session (drachtio-srf
+ * passes its Reason text, "Session timer expired", as the destroy reason).
+ */
+export function sessionExpiredByServer(req: SrfMessage | undefined, reason?: string): boolean {
+  const text = reason ?? req?.get('Reason') ?? '';
+  return /session timer expired/i.test(text);
+}
+
 /** A re-INVITE or UPDATE carrying an offer (RFC 3264 §8; hold per §8.4). */
 export function offerFromRequest(
   req: SrfMessage,

@@ -1,6 +1,9 @@
 // The public shapes of an outgoing call leg (what a SignalingPort adapter consumes).
 
+import type { DialogSnapshot } from '../dialog/dialog.js';
 import type { TransportProtocol } from '../transport/types.js';
+
+export type { DialogSnapshot } from '../dialog/dialog.js';
 
 export interface PartyAddress {
   uri: string;
@@ -26,6 +29,10 @@ export interface InviteOptions {
    *  transport (the caller records durably that it may have left); a throw
    *  keeps the INVITE from being sent and fails the leg. */
   onSending?: () => void;
+  /** Called synchronously when the dialog is confirmed (before `answered`)
+   *  and before each request of ours in it leaves (its CSeq moved), so the
+   *  caller can keep what a BYE after a crash needs. A throw is ignored. */
+  onDialog?: (dialog: DialogSnapshot) => void;
 }
 
 export interface ProvisionalEvent {

@@ -11,8 +11,13 @@ import {
   getHeaders,
 } from '../message/index.js';
 import type { SipHeader, SipRequest, SipResponse } from '../message/types.js';
-import { Dialog, tagOf } from '../dialog/dialog.js';
-import { parseSessionExpires, SessionTimer } from '../dialog/session-timer.js';
+import { Dialog, tagOf, type DialogSnapshot } from '../dialog/dialog.js';
+import {
+  parseMinSe,
+  parseSessionExpires,
+  SessionTimer,
+  sessionTimerHeaders,
+} from '../dialog/session-timer.js';
 import type { ClientTransaction, ServerTransaction } from '../transaction/transaction-types.js';
 import type { TimerHandle } from '../transport/clock.js';
 import type { Endpoint } from '../transport/types.js';
@@ -51,6 +56,8 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
   refreshing = false;
   /** @internal */
   readonly sessionTimer: SessionTimer;
+  /** @internal the Min-SE our requests carry (RFC 4028 §7.1; raised by a 422). */
+  minSe = 0;
   private readonly fromValue: string;
   private readonly toValue: string;
   private readonly extra: Array<[string, string]>;
@@ -73,6 +80,11 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
   private readonly regKey: string;
   private ending: Promise<void> | undefined;
   private remoteAllow: string[] = [];
+  /** The last 401/407, so an INVITE sent again (422) can carry fresh credentials. */
+  private lastChallenge: SipResponse | undefined;
+  /** RFC 4028 §7.1: the Min-SE of the 422 we are retrying after (0: none). */
+  private seRaisedTo = 0;
+  private seRetries = 0;
 
   constructor(
     /** @internal */ readonly ctx: LegContext,
@@ -94,7 +106,8 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     this.regKey = `${this.callId}\n${this.localTag}`;
     this.sessionTimer = new SessionTimer(ctx.clock, {
       refresh: () => sendRefresh(this),
-      expired: () => void this.hangup(undefined, 'session_expired'),
+      // RFC 4028 §10; Q.850 102 "recovery on timer expiry".
+      expired: () => void this.hangup(SESSION_LOST, 'session_expired'),
     });
   }
 
@@ -153,6 +166,30 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     this.on2xx(res);
   }
 
+  /**
+   * Sends OPTIONS in the dialog (RFC 3261 §11) to learn whether the far end
+   * still knows it: resolves with the status of its final response (481 when
+   * it no longer has the dialog), or 0 when nothing came back at all (Timer
+   * F, a transport error).
+   */
+  probe(): Promise<number> {
+    if (this.state !== 'confirmed' || !this.dialog) return Promise.resolve(481);
+    return sendInDialog(this, 'OPTIONS', [{ name: 'accept', value: 'application/sdp' }]).then(
+      (r) => (r.res ? r.res.status : 0),
+    );
+  }
+
+  /** @internal the dialog's durable parts changed (confirmed, CSeq, target): tell the owner. */
+  dialogChanged(): void {
+    const d = this.dialog;
+    if (!d || !this.opts.onDialog) return;
+    try {
+      this.opts.onDialog(d.snapshot());
+    } catch {
+      // The owner's bookkeeping never stops the call.
+    }
+  }
+
   /** @internal the dialog ended (BYE received or sent, session expiry). */
   finish(ended: CallLegEvents['ended']): void {
     if (this.state === 'terminated') return;
@@ -179,16 +216,31 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     if (r) headers.push({ name: 'reason', value: r });
     this.sessionTimer.stop();
     this.state = 'terminated';
+    // A BYE the stack decided on (session expiry, failed refresh) is announced
+    // at once: a far end that is gone would hold it for Timer F.
+    const early = announce && detail !== undefined;
     this.ending = sendInDialog(this, 'BYE', headers).then(() => {
       this.linger();
-      if (announce) this.emit('ended', { by: 'local', reason, detail });
+      if (announce && !early) this.emit('ended', { by: 'local', reason, detail });
     });
+    if (early) this.emit('ended', { by: 'local', reason, detail });
     return this.ending;
   }
 
   private sendInvite(auth: { name: string; value: string } | undefined): void {
     const dest = this.dest!;
     const branch = generateBranch();
+    // RFC 4028 §7.1: ask for session timers (Supported: timer is always sent).
+    const st = sessionTimerHeaders(this.ctx.config.sessionTimer, this.seRaisedTo);
+    let extra = this.extra;
+    if (st) {
+      this.minSe = st.minSe;
+      extra = [
+        ...this.extra,
+        ['Session-Expires', String(st.expires)],
+        ['Min-SE', String(st.minSe)],
+      ];
+    }
     this.invite = buildInvite({
       requestUri: this.opts.requestUri,
       from: this.fromValue,
@@ -200,7 +252,7 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
       sentBy: this.ctx.sentBy(dest.transport),
       contact: this.ctx.contact(dest.transport),
       userAgent: this.ctx.config.userAgent,
-      extra: this.extra,
+      extra,
       auth,
       sdp: this.sdpBuf,
     });
@@ -258,6 +310,7 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
       return;
     }
     if ((status === 401 || status === 407) && this.retryWithCredentials(res)) return;
+    if (status === 422 && this.retryWithLongerInterval(res)) return;
     this.fail(failureFromResponse(res, this.cancelRequested ? 'cancelled' : 'response'));
   }
 
@@ -266,6 +319,7 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     const creds = this.opts.credentials;
     if (!creds || this.cancelRequested || !this.invite) return false;
     this.authorizer ??= this.ctx.createAuthorizer(creds);
+    this.lastChallenge = res;
     const auth = this.authorizer.authorize(res, 'INVITE', this.opts.requestUri);
     if (!auth) return false;
     // A stale nonce (RFC 2617 §3.2.1) proves the password was right: free retry, bounded.
@@ -274,6 +328,29 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     this.authAttempts++;
     this.inviteSeq++;
     this.sendInvite({ name: auth.name, value: auth.value });
+    return true;
+  }
+
+  /**
+   * RFC 4028 §7.1/§6: 422 Session Interval Too Small names the far end's
+   * Min-SE; the INVITE goes again (CSeq + 1, same Call-ID and From tag, RFC
+   * 3261 §8.1.3.5) with Session-Expires and Min-SE raised to it. Twice at
+   * most, and only when the value actually grows.
+   */
+  private retryWithLongerInterval(res: SipResponse): boolean {
+    const minSe = parseMinSe(getHeader(res, 'min-se'));
+    const asked = sessionTimerHeaders(this.ctx.config.sessionTimer, this.seRaisedTo);
+    if (this.cancelRequested || !this.invite || minSe === undefined) return false;
+    if (this.seRetries >= 2 || (asked && minSe <= asked.expires)) return false;
+    this.seRetries++;
+    this.seRaisedTo = minSe;
+    this.inviteSeq++;
+    let auth: { name: string; value: string } | undefined;
+    if (this.authorizer && this.lastChallenge) {
+      const a = this.authorizer.authorize(this.lastChallenge, 'INVITE', this.opts.requestUri);
+      if (a) auth = { name: a.name, value: a.value };
+    }
+    this.sendInvite(auth);
     return true;
   }
 
@@ -295,7 +372,7 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
       this.ackAndBye(res);
       return;
     }
-    const d = new Dialog(this.invite, res, this.dest, this.localParams());
+    const d = Dialog.fromResponse(this.invite, res, this.dest, this.localParams());
     this.dialog = d;
     const ack = d.createAck(this.inviteSeq, this.authHeaders());
     this.ackDest = ack.destination;
@@ -311,8 +388,10 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     this.state = 'confirmed';
     this.remoteAllow = getHeaders(res, 'allow').map((m) => m.toUpperCase());
     const se = parseSessionExpires(getHeader(res, 'session-expires'));
-    // RFC 4028 §7.2: the UAS names the refresher in its 2xx; none → the UAC.
+    // RFC 4028 §7.2: no Session-Expires in the 2xx → no session timer; else
+    // the UAS names the refresher (none → the UAC, us).
     if (se) this.sessionTimer.arm(se.seconds, se.refresher !== 'uas');
+    this.dialogChanged();
     this.emit('answered', {
       sdp: res.body.toString(),
       headers: res.headers.map((h) => [h.name, h.value]),
@@ -321,7 +400,7 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
 
   private ackAndBye(res: SipResponse): void {
     if (!this.invite || !this.dest) return;
-    const d = new Dialog(this.invite, res, this.dest, this.localParams());
+    const d = Dialog.fromResponse(this.invite, res, this.dest, this.localParams());
     const ack = d.createAck(this.inviteSeq, this.authHeaders());
     this.ctx.tx.sendStateless(ack.request, ack.destination);
     const bye = d.createRequest('BYE');
@@ -396,3 +475,8 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     return this.remoteAllow.includes(method);
   }
 }
+
+/** The Reason of a BYE the stack sends when the session timer ends the call. */
+const SESSION_LOST: HangupReason = { q850: 102, text: 'session timer expired' };
+
+export type { DialogSnapshot };

@@ -1,5 +1,6 @@
 // Configuration of the embedded SIP stack; every field says its default.
 
+import type { SessionTimerRequest } from '../dialog/session-timer.js';
 import type { TimerConfig } from '../transaction/timers.js';
 import { DEFAULT_TIMER_CONFIG } from '../transaction/timers.js';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from '../transport/tcp-transport.js';
@@ -33,6 +34,9 @@ export interface SipStackConfig {
   inboundInviteStatus?: 403 | 480;
   /** How long a finished leg still answers stray 2xx (ACK/BYE); default 64*T1. */
   lingerMs?: number;
+  /** RFC 4028 on our INVITEs: Session-Expires (0 = not asked for) and Min-SE
+   *  (at least 90); default 1800 and 90. */
+  sessionTimer?: Partial<SessionTimerRequest>;
 }
 
 export interface ResolvedSipConfig {
@@ -46,6 +50,7 @@ export interface ResolvedSipConfig {
   tcpLimits: TcpLimits;
   inboundInviteStatus: 403 | 480;
   lingerMs: number | undefined;
+  sessionTimer: SessionTimerRequest;
 }
 
 const DEFAULT_LISTEN: ListenAddress = { host: '0.0.0.0', port: 5060 };
@@ -62,5 +67,9 @@ export function resolveSipConfig(config: SipStackConfig): ResolvedSipConfig {
     tcpLimits: { ...DEFAULT_TCP_LIMITS, ...config.tcpLimits },
     inboundInviteStatus: config.inboundInviteStatus ?? 480,
     lingerMs: config.lingerMs,
+    sessionTimer: {
+      expiresSeconds: config.sessionTimer?.expiresSeconds ?? 1800,
+      minSeconds: config.sessionTimer?.minSeconds ?? 90,
+    },
   };
 }

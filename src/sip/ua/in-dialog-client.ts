@@ -3,7 +3,7 @@
 
 import { getHeader } from '../message/index.js';
 import type { SipHeader, SipResponse } from '../message/types.js';
-import { parseSessionExpires } from '../dialog/session-timer.js';
+import { parseMinSe, parseSessionExpires } from '../dialog/session-timer.js';
 import type { CallLeg } from './call-leg.js';
 
 export interface InDialogResult {
@@ -24,6 +24,8 @@ export function sendInDialog(
   if (!dialog) return Promise.resolve({ status: 481 });
   const out = dialog.createRequest(method, headers, body);
   const seq = dialog.localSeq;
+  // The CSeq moved: the owner keeps it before the request leaves (a BYE ends the dialog).
+  if (method !== 'BYE') leg.dialogChanged();
   const tx = leg.ctx.tx;
   return new Promise((resolve) => {
     let done = false;
@@ -48,15 +50,29 @@ export function sendInDialog(
   });
 }
 
-/** RFC 4028 §9: we are the refresher; refresh the session now. */
-export function sendRefresh(leg: CallLeg): void {
-  if (leg.state !== 'confirmed' || leg.refreshing) return;
-  const seconds = leg.sessionTimer.seconds;
+/** Why a refresh of ours ended the call (the `ended` event's detail). */
+export type RefreshFailure = 'session_refresh_no_answer' | 'session_refresh_481';
+
+/**
+ * RFC 4028 §7.4, §9: we are the refresher; refresh the session now, with
+ * UPDATE when the far end's 2xx allowed it, else a re-INVITE carrying our
+ * current SDP unchanged. `seconds` overrides the interval asked for (a
+ * retry after 422). The outcome (§10, RFC 3261 §12.2.1.2):
+ * - 2xx: the session is refreshed (its Session-Expires, if any, re-arms);
+ * - 408, no answer at all (Timer F/B), a transport error, 481: BYE;
+ * - 422 with a larger Min-SE: again at once with that interval;
+ * - 491 (glare): again after 2.1–4 s (RFC 3261 §14.1);
+ * - anything else: again later, while the session has not expired.
+ */
+export function sendRefresh(leg: CallLeg, seconds = leg.sessionTimer.seconds): void {
+  if (leg.state !== 'confirmed' || leg.refreshing || seconds <= 0) return;
+  const timer = leg.sessionTimer;
   const useUpdate = leg.remoteAllows('UPDATE');
   const headers: SipHeader[] = [
     { name: 'session-expires', value: `${seconds};refresher=uac` },
     { name: 'supported', value: 'timer' },
   ];
+  if (leg.minSe > 0) headers.push({ name: 'min-se', value: String(leg.minSe) });
   let body: Buffer | undefined;
   if (!useUpdate) {
     headers.push({ name: 'content-type', value: 'application/sdp' });
@@ -66,13 +82,37 @@ export function sendRefresh(leg: CallLeg): void {
   void sendInDialog(leg, useUpdate ? 'UPDATE' : 'INVITE', headers, body).then((r) => {
     leg.refreshing = false;
     if (leg.state !== 'confirmed') return;
-    if (r.status === 408 || r.status === 481) {
-      // RFC 3261 §12.2.1.2: 408/481 to a request in a dialog ends the dialog.
-      void leg.hangup(undefined, 'session_refresh_failed');
+    const status = r.status;
+    if (status >= 200 && status < 300) {
+      const se = parseSessionExpires(r.res ? getHeader(r.res, 'session-expires') : undefined);
+      // A 2xx without Session-Expires would, by §7.2, turn the timer off; we
+      // keep refreshing at the same interval instead (docs/decisions/no-zombie-calls.md).
+      if (se) timer.arm(se.seconds, se.refresher !== 'uas');
+      else timer.arm(seconds, true);
       return;
     }
-    const se = parseSessionExpires(r.res ? getHeader(r.res, 'session-expires') : undefined);
-    if (se) leg.sessionTimer.arm(se.seconds, se.refresher !== 'uas');
-    else leg.sessionTimer.refreshed();
+    if (status === 408 || status === 481 || (status === 503 && !r.res)) {
+      const detail: RefreshFailure =
+        status === 481 ? 'session_refresh_481' : 'session_refresh_no_answer';
+      void leg.hangup({ q850: 102, text: 'session refresh failed' }, detail);
+      return;
+    }
+    if (status === 422) {
+      const minSe = parseMinSe(r.res ? getHeader(r.res, 'min-se') : undefined);
+      if (minSe !== undefined && minSe > seconds) {
+        leg.minSe = Math.max(leg.minSe, minSe);
+        sendRefresh(leg, minSe);
+        return;
+      }
+    }
+    timer.retryRefresh(retryDelayMs(status, r.res, seconds));
   });
+}
+
+/** When to try a refresh again after a failure that may pass. */
+function retryDelayMs(status: number, res: SipResponse | undefined, seconds: number): number {
+  if (status === 491) return 2100 + Math.floor(Math.random() * 1900);
+  const after = res ? parseInt(getHeader(res, 'retry-after') ?? '', 10) : NaN;
+  if (Number.isFinite(after) && after > 0) return after * 1000;
+  return Math.max(2000, seconds * 100);
 }

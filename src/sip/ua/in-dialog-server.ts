@@ -2,7 +2,7 @@
 // re-INVITE and UPDATE (offers answered, holds reported, RFC 4028 refreshes),
 // OPTIONS, INFO (DTMF), NOTIFY and REFER (surfaced as events).
 
-import { findQ850Cause, getHeader, parseReason } from '../message/index.js';
+import { findQ850Cause, getHeader, parseNameAddr, parseReason } from '../message/index.js';
 import type { SipRequest } from '../message/types.js';
 import { parseDtmfInfo } from '../dialog/dtmf-relay.js';
 import { defaultAnswer, isHold } from '../dialog/sdp-direction.js';
@@ -109,6 +109,7 @@ function answerOffer(leg: CallLeg, req: SipRequest, tx: ServerTransaction): void
     reply(leg, tx, 500, 'Server Internal Error', [['retry-after', '1']]); // §14.2
     return;
   }
+  refreshTarget(leg, req);
   const headers: Extra = [
     ['contact', leg.localParams().contact],
     ['allow', ALLOW],
@@ -141,6 +142,22 @@ function answerOffer(leg: CallLeg, req: SipRequest, tx: ServerTransaction): void
   if (isInvite) leg.pendingReinvite = tx;
   if (answer === undefined) reply(leg, tx, 200, 'OK', headers);
   else reply(leg, tx, 200, 'OK', headers, answer, 'application/sdp');
+}
+
+/** RFC 3261 §12.2.2: a re-INVITE or UPDATE with a Contact refreshes the remote target. */
+function refreshTarget(leg: CallLeg, req: SipRequest): void {
+  const dialog = leg.dialog;
+  const contact = getHeader(req, 'contact');
+  if (!dialog || contact === undefined) return;
+  let uri: string;
+  try {
+    uri = parseNameAddr(contact).rawUri;
+  } catch {
+    return;
+  }
+  if (uri === dialog.remoteTarget) return;
+  dialog.remoteTarget = uri;
+  leg.dialogChanged();
 }
 
 function onInfo(leg: CallLeg, req: SipRequest, tx: ServerTransaction): void {

@@ -3,7 +3,7 @@
 
 import { checkIncomingRequest, generateTag, getHeader, parseCSeq } from '../message/index.js';
 import type { SipRequest, SipResponse } from '../message/types.js';
-import { tagOf } from '../dialog/dialog.js';
+import { tagOf, type DialogSnapshot } from '../dialog/dialog.js';
 import { createResponse } from '../transaction/create-response.js';
 import { timerValues } from '../transaction/timers.js';
 import { TransactionLayer } from '../transaction/transaction-layer.js';
@@ -16,7 +16,8 @@ import { TransportLayer } from '../transport/transport-layer.js';
 import type { Endpoint, TransportProtocol } from '../transport/types.js';
 import { createDigestAuthorizer } from './authorizer.js';
 import { CallLeg } from './call-leg.js';
-import type { InviteOptions } from './call-leg-types.js';
+import type { HangupReason, InviteOptions } from './call-leg-types.js';
+import { endOrphanDialog } from './orphan-dialog.js';
 import { resolveSipConfig, type ResolvedSipConfig, type SipStackConfig } from './config.js';
 import { handleInDialogRequest } from './in-dialog-server.js';
 import type { LegContext } from './leg-context.js';
@@ -35,6 +36,9 @@ export interface SipStack {
   stop(): Promise<void>;
   localAddress(transport: TransportProtocol): { host: string; port: number };
   invite(opts: InviteOptions): CallLeg;
+  /** BYE for a dialog no leg of this process holds (one a crash left behind);
+   *  resolves with the final status (408 no answer, 503 transport error). */
+  endDialog(dialog: DialogSnapshot, reason?: HangupReason): Promise<number>;
   startTrunkMonitor(opts: TrunkMonitorOptions): TrunkMonitor;
   stats(): SipStats & {
     activeLegs: number;
@@ -134,6 +138,10 @@ class EmbeddedSipStack implements SipStack {
     const leg = new CallLeg(this.ctx, opts);
     void leg.start();
     return leg;
+  }
+
+  endDialog(dialog: DialogSnapshot, reason?: HangupReason): Promise<number> {
+    return endOrphanDialog(this.ctx, dialog, reason);
   }
 
   startTrunkMonitor(opts: TrunkMonitorOptions): TrunkMonitor {

@@ -34,6 +34,15 @@ export class FakeLeg extends EventEmitter implements SignalingLeg {
     );
   }
 
+  /** What the in-dialog probe answers (0: nothing came back). */
+  probeStatus = 200;
+  probes = 0;
+
+  async probe(): Promise<number> {
+    this.probes++;
+    return this.probeStatus;
+  }
+
   async bye(reason?: { q850?: number; text?: string }): Promise<void> {
     this.byes.push(reason);
     queueMicrotask(() => this.fire('ended', { by: 'local' }));

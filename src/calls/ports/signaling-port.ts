@@ -67,6 +67,26 @@ export interface LegEvents {
   dtmf: { digit: string; durationMs: number };
 }
 
+/** A blind transfer asked of the far end (RFC 3515 REFER in the dialog). */
+export interface ReferRequest {
+  /** Refer-To URI, e.g. sip:+14155550123@carrier.example or sip:agent@pbx.example. */
+  referTo: string;
+  /** Referred-By (RFC 3892), e.g. <sip:+12125550100@gateway>. */
+  referredBy?: string;
+}
+/** What the implicit subscription reports (RFC 3515 §2.4.5, message/sipfrag RFC 3420). */
+export interface ReferProgress {
+  /** The status line of the sipfrag: 100 trying, 180 ringing, 200 answered, 486 busy, … */
+  status: number;
+  reason: string;
+}
+/** How the REFER ended. */
+export type ReferOutcome =
+  | { kind: 'transferred'; status: number; reason: string } // a 2xx sipfrag
+  | { kind: 'refused'; status: number; reason: string } // the REFER itself got a final non-2xx (405, 501, 603, 403 …), or 0 with reason 'timeout'/'transport' when nothing came back
+  | { kind: 'failed'; status: number; reason: string } // a final non-2xx sipfrag (486 busy …)
+  | { kind: 'no_notify'; status: 0; reason: string }; // REFER accepted but no final NOTIFY in time
+
 export interface SignalingLeg {
   /** The SIP Call-ID. */
   readonly callId: string;
@@ -81,6 +101,19 @@ export interface SignalingLeg {
    * 0 when nothing came back at all (timeout, transport error).
    */
   probe?(): Promise<number>;
+  /**
+   * Blind transfer (RFC 3515): REFER in the confirmed dialog, then the
+   * implicit subscription's NOTIFYs (provisional sipfrags via `onProgress`)
+   * until a final sipfrag, `Subscription-State: terminated`, or `timeoutMs`
+   * (default 32 s) without one ('no_notify'). The leg sends no BYE after
+   * 'transferred': the caller decides. One REFER at a time: a second call
+   * while one is pending rejects with an Error.
+   */
+  refer?(
+    request: ReferRequest,
+    onProgress?: (p: ReferProgress) => void,
+    timeoutMs?: number,
+  ): Promise<ReferOutcome>;
 }
 
 export interface SignalingPort {

@@ -21,6 +21,9 @@ export type {
   PartyAddress,
   ProvisionalEvent,
   ReferEvent,
+  ReferOutcome,
+  ReferProgress,
+  ReferRequest,
   ReinviteEvent,
 } from './ua/call-leg-types.js';
 export { TrunkMonitor } from './ua/trunk-monitor.js';

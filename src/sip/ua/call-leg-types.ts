@@ -4,6 +4,7 @@ import type { DialogSnapshot } from '../dialog/dialog.js';
 import type { TransportProtocol } from '../transport/types.js';
 
 export type { DialogSnapshot } from '../dialog/dialog.js';
+export type { ReferOutcome, ReferProgress, ReferRequest } from '../dialog/refer-subscription.js';
 
 export interface PartyAddress {
   uri: string;

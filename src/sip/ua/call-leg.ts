@@ -13,6 +13,13 @@ import {
 import type { SipHeader, SipRequest, SipResponse } from '../message/types.js';
 import { Dialog, tagOf, type DialogSnapshot } from '../dialog/dialog.js';
 import {
+  DEFAULT_REFER_TIMEOUT_MS,
+  ReferSubscription,
+  type ReferOutcome,
+  type ReferProgress,
+  type ReferRequest,
+} from '../dialog/refer-subscription.js';
+import {
   parseMinSe,
   parseSessionExpires,
   SessionTimer,
@@ -58,6 +65,8 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
   readonly sessionTimer: SessionTimer;
   /** @internal the Min-SE our requests carry (RFC 4028 §7.1; raised by a 422). */
   minSe = 0;
+  /** @internal the REFER of ours whose implicit subscription we follow (RFC 3515). */
+  referSub: ReferSubscription | undefined;
   private readonly fromValue: string;
   private readonly toValue: string;
   private readonly extra: Array<[string, string]>;
@@ -179,6 +188,49 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     );
   }
 
+  /**
+   * Blind transfer (RFC 3515): REFER in the dialog with Refer-To (and
+   * Referred-By, RFC 3892), then the NOTIFYs of its implicit subscription
+   * (message/sipfrag) until a final status line, `Subscription-State:
+   * terminated` or `timeoutMs` after the 2xx (see ReferSubscription). No BYE
+   * follows on its own. One at a time: a second call while one is pending
+   * rejects; a leg not (or no longer) confirmed resolves refused 481.
+   */
+  refer(
+    request: ReferRequest,
+    onProgress?: (p: ReferProgress) => void,
+    timeoutMs = DEFAULT_REFER_TIMEOUT_MS,
+  ): Promise<ReferOutcome> {
+    if (this.referSub && !this.referSub.done)
+      return Promise.reject(new Error('a REFER is already pending on this call leg'));
+    const dialog = this.dialog;
+    if (this.state !== 'confirmed' || !dialog)
+      return Promise.resolve({
+        kind: 'refused',
+        status: 481,
+        reason: 'Call/Transaction Does Not Exist',
+      });
+    const headers: SipHeader[] = [];
+    try {
+      checkText(request.referTo);
+      headers.push({ name: 'refer-to', value: nameAddr(request.referTo) });
+      if (request.referredBy !== undefined) {
+        checkText(request.referredBy);
+        headers.push({ name: 'referred-by', value: nameAddr(request.referredBy) });
+      }
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    // createRequest takes the next CSeq: the NOTIFYs' `Event: refer;id=` names it.
+    const sub = new ReferSubscription(this.ctx.clock, dialog.localSeq + 1, timeoutMs, onProgress);
+    this.referSub = sub;
+    void sendInDialog(this, 'REFER', headers).then((r) => {
+      if (r.res) sub.onReferResponse(r.res.status, r.res.reason);
+      else sub.onReferResponse(0, r.status === 408 ? 'timeout' : 'transport');
+    });
+    return sub.promise;
+  }
+
   /** @internal the dialog's durable parts changed (confirmed, CSeq, target): tell the owner. */
   dialogChanged(): void {
     const d = this.dialog;
@@ -195,6 +247,7 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     if (this.state === 'terminated') return;
     this.state = 'terminated';
     this.sessionTimer.stop();
+    this.referSub?.dialogEnded();
     this.linger();
     this.emit('ended', ended);
   }
@@ -216,6 +269,7 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     if (r) headers.push({ name: 'reason', value: r });
     this.sessionTimer.stop();
     this.state = 'terminated';
+    this.referSub?.dialogEnded();
     // A BYE the stack decided on (session expiry, failed refresh) is announced
     // at once: a far end that is gone would hold it for Timer F.
     const early = announce && detail !== undefined;
@@ -474,6 +528,12 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
   remoteAllows(method: string): boolean {
     return this.remoteAllow.includes(method);
   }
+}
+
+/** A URI as a name-addr (`<sip:…>`); a value already in angle brackets stays. */
+function nameAddr(value: string): string {
+  const v = value.trim();
+  return v.includes('<') ? v : `<${v}>`;
 }
 
 /** The Reason of a BYE the stack sends when the session timer ends the call. */

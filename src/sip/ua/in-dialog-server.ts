@@ -1,11 +1,13 @@
 // Requests the far end sends inside our dialog (RFC 3261 §12.2.2): BYE,
 // re-INVITE and UPDATE (offers answered, holds reported, RFC 4028 refreshes),
-// OPTIONS, INFO (DTMF), NOTIFY and REFER (surfaced as events).
+// OPTIONS, INFO (DTMF), NOTIFY and REFER (surfaced as events); the NOTIFYs
+// of a REFER of ours also feed its ReferSubscription (RFC 3515 §2.4.4).
 
 import { findQ850Cause, getHeader, parseNameAddr, parseReason } from '../message/index.js';
 import type { SipRequest } from '../message/types.js';
 import { parseDtmfInfo } from '../dialog/dtmf-relay.js';
 import { defaultAnswer, isHold } from '../dialog/sdp-direction.js';
+import { parseEventHeader } from '../dialog/refer-subscription.js';
 import { parseSessionExpires } from '../dialog/session-timer.js';
 import { createResponse } from '../transaction/create-response.js';
 import type { ServerTransaction } from '../transaction/transaction-types.js';
@@ -173,6 +175,18 @@ function onNotify(leg: CallLeg, req: SipRequest, tx: ServerTransaction): void {
   reply(leg, tx, 200, 'OK');
   const body = req.body.toString();
   const contentType = getHeader(req, 'content-type');
+  // RFC 3515 §2.4.4: the implicit subscription of the REFER we sent. Every
+  // NOTIFY gets 200 (a non-2xx would end the subscription, RFC 6665 §4.2.2),
+  // even one whose body is no sipfrag: it is simply no news.
+  const ev = parseEventHeader(getHeader(req, 'event'));
+  const sub = leg.referSub;
+  if (
+    sub &&
+    !sub.done &&
+    ev?.package === 'refer' &&
+    (ev.id === undefined || ev.id === String(sub.seq))
+  )
+    sub.onNotify({ subscriptionState: getHeader(req, 'subscription-state'), body });
   const m = /^SIP\/2\.0\s+(\d{3})/.exec(body);
   leg.notify('notify', {
     event: getHeader(req, 'event') ?? '',

@@ -77,6 +77,54 @@ describe('registerGatewayMetrics', () => {
     expect((await registry.getMetricsAsJSON()).length).toBeGreaterThan(5);
   });
 
+  it("exposes the SIP edge: drops by reason, budgets, trusted addresses and the UDP socket's buffers and kernel drops", async () => {
+    const { s } = sources();
+    const edge = {
+      dropped: { stranger: 5, rate_limited: 7, budget: 0, malformed: 11 },
+      silencings: 2,
+      trustedAddresses: 3,
+      budget: { serverTransactions: 10000, clientTransactions: 500 },
+      udp: {
+        recvBufferBytes: 8388608,
+        sendBufferBytes: 2097152,
+        kernelDrops: 4 as number | undefined,
+      },
+    };
+    const registry = new Registry();
+    registerGatewayMetrics(registry, { ...s, sip: { ...s.sip, edge: () => edge } });
+    edge.dropped.stranger = 6;
+    const text = await registry.metrics();
+    expect(text).toContain('gateway_sip_dropped_total{reason="stranger"} 6');
+    expect(text).toContain('gateway_sip_dropped_total{reason="rate_limited"} 7');
+    expect(text).toContain('gateway_sip_dropped_total{reason="budget"} 0');
+    expect(text).toContain('gateway_sip_dropped_total{reason="malformed"} 11');
+    expect(text).toContain('gateway_sip_stranger_silencings_total 2');
+    expect(text).toContain('gateway_sip_trusted_addresses 3');
+    expect(text).toContain('gateway_sip_server_transactions_max 10000');
+    expect(text).toContain('gateway_sip_client_transactions_max 500');
+    expect(text).toContain('gateway_sip_udp_receive_buffer_bytes 8388608');
+    expect(text).toContain('gateway_sip_udp_send_buffer_bytes 2097152');
+    expect(text).toContain('gateway_sip_udp_kernel_drops_total 4');
+
+    // Where /proc/net/udp is not there, the kernel's counter is left out; without UDP, the socket's figures.
+    const noProc = new Registry();
+    registerGatewayMetrics(noProc, {
+      ...s,
+      sip: { ...s.sip, edge: () => ({ ...edge, udp: { ...edge.udp, kernelDrops: undefined } }) },
+    });
+    const noProcText = await noProc.metrics();
+    expect(noProcText).toContain('gateway_sip_udp_receive_buffer_bytes 8388608');
+    expect(noProcText).not.toContain('gateway_sip_udp_kernel_drops');
+    const noUdp = new Registry();
+    registerGatewayMetrics(noUdp, {
+      ...s,
+      sip: { ...s.sip, edge: () => ({ ...edge, udp: undefined }) },
+    });
+    const noUdpText = await noUdp.metrics();
+    expect(noUdpText).toContain('gateway_sip_dropped_total{reason="stranger"}');
+    expect(noUdpText).not.toContain('gateway_sip_udp_');
+  });
+
   it('leaves the SIP counters out without an embedded stack', async () => {
     const { s } = sources();
     const registry = new Registry();

@@ -23,9 +23,18 @@ export interface GatewayMetricSources {
   spacingBinMs: number;
   calls: { readonly liveCalls: number };
   /** The embedded SIP stack (absent with drachtio). */
-  sip?: { stats(): object };
+  sip?: { stats(): object; edge?(): SipEdgeSource };
   /** Trunks pinged with OPTIONS and their state (absent when pings are off). */
   trunks?: { pinged(): Array<{ trunkId: string; status: 'online' | 'offline' | 'unknown' }> };
+}
+
+/** The SIP stack's edge (issue 23): drops by reason, budgets, the UDP socket. */
+export interface SipEdgeSource {
+  dropped: Record<string, number>;
+  silencings: number;
+  trustedAddresses: number;
+  budget: { serverTransactions: number; clientTransactions: number };
+  udp?: { recvBufferBytes: number; sendBufferBytes: number; kernelDrops: number | undefined };
 }
 
 /** Bounds for the send-spacing deviation histogram, ms. */
@@ -120,6 +129,7 @@ export function registerGatewayMetrics(registry: Registry, s: GatewayMetricSourc
   }
   const sip = s.sip;
   if (!sip) return;
+  if (sip.edge) registerSipEdgeMetrics(registers, sip.edge.bind(sip));
   const sipValue = (key: string): number => {
     const v = (sip.stats() as Record<string, unknown>)[key];
     return typeof v === 'number' ? v : 0;
@@ -149,6 +159,85 @@ export function registerGatewayMetrics(registry: Registry, s: GatewayMetricSourc
       });
     }
   }
+}
+
+/** One read of the edge per scrape (it reads /proc/net/udp), shared by its metrics. */
+function registerSipEdgeMetrics(registers: Registry[], read: () => SipEdgeSource): void {
+  let cached: { at: number; value: SipEdgeSource } | undefined;
+  const edge = (): SipEdgeSource => {
+    const now = Date.now();
+    if (!cached || now - cached.at > 250) cached = { at: now, value: read() };
+    return cached.value;
+  };
+  new Counter({
+    name: 'gateway_sip_dropped_total',
+    help: 'SIP messages given no processing, by reason: stranger (out-of-dialog request from an address that is not a trunk or allowed source; one stateless 403 or nothing), rate_limited (a stranger IP over its token bucket, silenced), budget (the server transaction budget was full), malformed (did not parse).',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [reason, n] of Object.entries(edge().dropped)) this.inc({ reason }, n);
+    },
+  });
+  new Counter({
+    name: 'gateway_sip_stranger_silencings_total',
+    help: 'Times a stranger IP emptied its token bucket (sip.strangerRateLimit) and was silenced.',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(edge().silencings);
+    },
+  });
+  const gauge = (name: string, help: string, value: (e: SipEdgeSource) => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        const v = value(edge());
+        if (v !== undefined && Number.isFinite(v)) this.set(v);
+      },
+    });
+  gauge(
+    'gateway_sip_trusted_addresses',
+    'Trunk addresses (resolved) trusted at the SIP edge now, besides sip.allowedSources.',
+    (e) => e.trustedAddresses,
+  );
+  gauge(
+    'gateway_sip_server_transactions_max',
+    'Budget of live SIP server transactions (sip.maxServerTransactions).',
+    (e) => e.budget.serverTransactions,
+  );
+  gauge(
+    'gateway_sip_client_transactions_max',
+    'Budget of live SIP client transactions (sip.maxClientTransactions).',
+    (e) => e.budget.clientTransactions,
+  );
+  // The UDP figures exist only with a UDP socket; the kernel's counter only where /proc/net/udp has it.
+  const first = edge();
+  if (!first.udp) return;
+  gauge(
+    'gateway_sip_udp_receive_buffer_bytes',
+    "The SIP UDP socket's receive buffer as the kernel reports it (Linux: twice the size granted).",
+    (e) => e.udp?.recvBufferBytes,
+  );
+  gauge(
+    'gateway_sip_udp_send_buffer_bytes',
+    "The SIP UDP socket's send buffer as the kernel reports it (Linux: twice the size granted).",
+    (e) => e.udp?.sendBufferBytes,
+  );
+  if (first.udp.kernelDrops === undefined) return;
+  new Counter({
+    name: 'gateway_sip_udp_kernel_drops_total',
+    help: 'Datagrams the kernel dropped for the SIP UDP socket (its receive buffer was full), from /proc/net/udp; no sample where that is not available.',
+    registers,
+    collect() {
+      const drops = edge().udp?.kernelDrops;
+      if (drops === undefined) return;
+      this.reset();
+      this.inc(drops);
+    },
+  });
 }
 
 /** The media layer's fine bins folded into a few Prometheus buckets. */

@@ -111,11 +111,41 @@ async function main(): Promise<void> {
           maxConnections: config.sip.tcpMaxConnections,
           maxConnectionsPerSource: config.sip.tcpMaxConnectionsPerSource,
         },
+        edge: {
+          maxServerTransactions: config.sip.maxServerTransactions,
+          maxClientTransactions: config.sip.maxClientTransactions,
+          strangers: config.sip.strangers,
+          allowedSources: config.sip.allowedSources,
+          rateLimit: {
+            perSecond: config.sip.strangerRateLimit,
+            blockMs: config.sip.strangerBlockSeconds * 1000,
+          },
+          udpRecvBufferBytes: config.sip.udpRecvBufferBytes,
+          udpSendBufferBytes: config.sip.udpSendBufferBytes,
+        },
       },
       { logger: log.child({ component: 'sip' }) },
     );
     await sip.start();
     signaling = sip;
+    // The trunks' addresses are trusted at the SIP edge (sip.strangers); the API changes trunks.
+    const stack = sip;
+    const trustTrunks = (): void => {
+      try {
+        const trunks = store.sipTrunks.listAll().filter((t) => t.active);
+        void stack.setTrunkTargets(
+          trunks.map((t) => ({
+            host: t.host,
+            ...(t.port ? { port: t.port } : {}),
+            transport: t.transport,
+          })),
+        );
+      } catch (err) {
+        log.warn({ err }, 'could not read the trunks for the SIP edge');
+      }
+    };
+    trustTrunks();
+    setInterval(trustTrunks, 2000).unref();
   }
   mkdirSync(config.recording.dir, { recursive: true });
   const mediaConfig = {

@@ -311,6 +311,78 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     description: 'Accepted SIP TCP connections open at once from one source IP address.',
   },
   {
+    key: 'sip.maxServerTransactions',
+    type: 'int',
+    default: 10000,
+    env: 'GATEWAY_SIP_MAX_SERVER_TRANSACTIONS',
+    min: 10,
+    max: 1000000,
+    description:
+      'Live SIP server transactions (about 4 KB of heap each); at the budget a new out-of-dialog request gets a stateless 503 with Retry-After (a trunk or allowed source) or nothing (anyone else). Requests inside a live dialog keep a reserve of a tenth above it.',
+  },
+  {
+    key: 'sip.maxClientTransactions',
+    type: 'int',
+    default: 10000,
+    env: 'GATEWAY_SIP_MAX_CLIENT_TRANSACTIONS',
+    min: 10,
+    max: 1000000,
+    description:
+      'Live SIP client transactions; at the budget a new INVITE or OPTIONS ping of ours fails at once with a local 503 (BYE, CANCEL and other requests of live calls still go).',
+  },
+  {
+    key: 'sip.strangers',
+    type: 'string',
+    default: 'reject',
+    env: 'GATEWAY_SIP_STRANGERS',
+    oneOf: ['reject', 'drop', 'serve'],
+    description:
+      'Out-of-dialog requests from addresses that are neither a trunk nor in sip.allowedSources: reject = one stateless 403 (no transaction, no retransmission), drop = no answer, serve = as from a trunk. OPTIONS is answered statelessly from anyone.',
+  },
+  {
+    key: 'sip.allowedSources',
+    type: 'list',
+    default: [],
+    env: 'GATEWAY_SIP_ALLOWED_SOURCES',
+    description:
+      "IP addresses or CIDR blocks (e.g. 192.0.2.0/24) trusted like a trunk's resolved addresses, which are trusted without being listed.",
+  },
+  {
+    key: 'sip.strangerRateLimit',
+    type: 'int',
+    default: 20,
+    env: 'GATEWAY_SIP_STRANGER_RATE_LIMIT',
+    min: 0,
+    description:
+      'Out-of-dialog requests per second one IP that is not a trunk or allowed source may send (a token bucket of as many); past it the IP is silenced for sip.strangerBlockSeconds (0 = no limit).',
+  },
+  {
+    key: 'sip.strangerBlockSeconds',
+    type: 'int',
+    default: 60,
+    env: 'GATEWAY_SIP_STRANGER_BLOCK_SECONDS',
+    min: 1,
+    description: 'How long an IP over sip.strangerRateLimit gets no answer at all.',
+  },
+  {
+    key: 'sip.udpRecvBufferBytes',
+    type: 'int',
+    default: 4194304,
+    env: 'GATEWAY_SIP_UDP_RECV_BUFFER_BYTES',
+    min: 0,
+    description:
+      "SO_RCVBUF asked for on the SIP UDP socket, so a trunk's datagrams survive a burst (0 = the OS default); Linux caps it at net.core.rmem_max and a warning says so.",
+  },
+  {
+    key: 'sip.udpSendBufferBytes',
+    type: 'int',
+    default: 1048576,
+    env: 'GATEWAY_SIP_UDP_SEND_BUFFER_BYTES',
+    min: 0,
+    description:
+      'SO_SNDBUF asked for on the SIP UDP socket (0 = the OS default); capped at net.core.wmem_max.',
+  },
+  {
     key: 'drachtio.host',
     type: 'string',
     default: '127.0.0.1',
@@ -532,6 +604,14 @@ export interface Config {
     tcpMessageDeadlineMs: number;
     tcpMaxConnections: number;
     tcpMaxConnectionsPerSource: number;
+    maxServerTransactions: number;
+    maxClientTransactions: number;
+    strangers: 'reject' | 'drop' | 'serve';
+    allowedSources: string[];
+    strangerRateLimit: number;
+    strangerBlockSeconds: number;
+    udpRecvBufferBytes: number;
+    udpSendBufferBytes: number;
   };
   drachtio: { host: string; port: number; secret: string };
   rtp: {

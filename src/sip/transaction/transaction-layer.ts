@@ -13,6 +13,8 @@ import { InviteClientTransaction } from './invite-client-transaction.js';
 import { InviteServerTransaction } from './invite-server-transaction.js';
 import { NonInviteClientTransaction } from './non-invite-client-transaction.js';
 import { NonInviteServerTransaction } from './non-invite-server-transaction.js';
+import { RefusedClientTransaction } from './refused-client-transaction.js';
+import { StatelessResponder } from './stateless-responder.js';
 import type { TimerValues } from './timers.js';
 import type {
   ClientTransaction,
@@ -35,11 +37,31 @@ export type RequestHandler = (
 /** A response that matched no client transaction (e.g. a 2xx after Timer M). */
 export type StrayResponseHandler = (res: SipResponse, source: Endpoint) => void;
 
+/**
+ * What a request that matched no transaction gets (the UA's edge policy):
+ * `transaction` a server transaction while under the budget, `priority` one
+ * even over it (in-dialog traffic of live calls, up to a reserve), `handled`
+ * none (the hook answered statelessly or dropped it).
+ */
+export type Admission = 'transaction' | 'priority' | 'handled';
+export type AdmissionHook = (
+  req: SipRequest,
+  source: Endpoint,
+  budgetReached: boolean,
+) => Admission;
+
 export interface TransactionLayerOptions {
   clock: Clock;
   timers: TimerValues;
   stats: SipStats;
+  /** Live server transactions before new out-of-dialog requests are refused; default unlimited. */
+  maxServerTransactions?: number;
+  /** Live client transactions before new out-of-dialog requests of ours fail with a local 503; default unlimited. */
+  maxClientTransactions?: number;
 }
+
+/** Retry-After of the 503s the budgets cause, seconds. */
+export const BUDGET_RETRY_AFTER_SECONDS = 5;
 
 export class TransactionLayer {
   private readonly clients = new Map<string, ClientTransaction>();
@@ -47,11 +69,21 @@ export class TransactionLayer {
   private readonly ctx: TransactionContext;
   private onRequestCb: RequestHandler = () => undefined;
   private onStrayCb: StrayResponseHandler = () => undefined;
+  private admitCb: AdmissionHook;
+  private readonly maxServers: number;
+  /** Priority (in-dialog) requests may use a reserve above the budget, never more. */
+  private readonly hardMaxServers: number;
+  private readonly maxClients: number;
 
   constructor(
     private readonly transport: TransactionTransport,
     opts: TransactionLayerOptions,
   ) {
+    this.maxServers = opts.maxServerTransactions ?? Infinity;
+    this.hardMaxServers = this.maxServers + Math.max(100, Math.ceil(this.maxServers / 10));
+    this.maxClients = opts.maxClientTransactions ?? Infinity;
+    this.admitCb = (req, source, full) =>
+      full ? this.refuseOverBudget(req, source) : 'transaction';
     this.ctx = {
       transport,
       clock: opts.clock,
@@ -76,6 +108,36 @@ export class TransactionLayer {
     this.onStrayCb = cb;
   }
 
+  /** Replaces the default admission (a stateless 503 at the budget). */
+  onAdmission(cb: AdmissionHook): void {
+    this.admitCb = cb;
+  }
+
+  /** The budgets (Infinity when unlimited). */
+  get budget(): { serverTransactions: number; clientTransactions: number } {
+    return { serverTransactions: this.maxServers, clientTransactions: this.maxClients };
+  }
+
+  /** A responder that answers `req` once without a transaction (§8.2.7). */
+  stateless(req: SipRequest, source: Endpoint): StatelessResponder {
+    return new StatelessResponder(
+      this.transport,
+      this.ctx.stats,
+      req,
+      responseDestination(req, source),
+    );
+  }
+
+  /** The default over-budget answer: 503 with Retry-After, statelessly. */
+  refuseOverBudget(req: SipRequest, source: Endpoint): 'handled' {
+    this.stateless(req, source).respond(
+      createResponse(req, 503, 'Service Unavailable', {
+        headers: [['retry-after', String(BUDGET_RETRY_AFTER_SECONDS)]],
+      }),
+    );
+    return 'handled';
+  }
+
   /** Starts a client transaction. `branch` is the one in the request's top Via. */
   sendRequest(
     req: SipRequest,
@@ -84,6 +146,12 @@ export class TransactionLayer {
     tu: ClientTransactionUser,
   ): ClientTransaction {
     const key = `${branch}\n${req.method}`;
+    if (this.clients.size >= this.maxClients && startsSomething(req)) {
+      // Our own requests that would start something new wait for room; those
+      // of live calls (in a dialog, CANCEL) always go.
+      this.ctx.stats.clientTransactionsRefused++;
+      return new RefusedClientTransaction(this.ctx, key, req, dest, tu);
+    }
     this.ctx.stats.transactionsCreated++;
     if (req.method === 'INVITE') {
       const tx = new InviteClientTransaction(this.ctx, key, req, dest, tu);
@@ -159,6 +227,10 @@ export class TransactionLayer {
       this.onRequestCb(req, source, undefined);
       return;
     }
+    const admission = this.admitCb(req, source, this.servers.size >= this.maxServers);
+    if (admission === 'handled') return;
+    const limit = admission === 'priority' ? this.hardMaxServers : this.maxServers;
+    if (this.servers.size >= limit) return; // a hook that ignored the budget: drop
     const dest = responseDestination(req, source);
     this.ctx.stats.transactionsCreated++;
     let created: ServerTransaction;
@@ -191,6 +263,12 @@ function topVia(msg: SipRequest | SipResponse): Via {
   const via = parseVia(getHeaders(msg, 'via')[0] ?? '')[0];
   if (!via) throw new SipParseError('message without Via', 400);
   return via;
+}
+
+/** A request of ours outside any dialog other than CANCEL (§9.1 belongs to its INVITE). */
+function startsSomething(req: SipRequest): boolean {
+  if (req.method === 'CANCEL' || req.method === 'ACK') return false;
+  return tagOf(getHeader(req, 'to')) === undefined;
 }
 
 function isRfc3261Branch(branch: string | undefined): branch is string {

@@ -33,6 +33,10 @@ export interface SipStats {
   tcpKeepAlivePongs: number;
   /** Exceptions thrown by a layer above while handling a message. */
   handlerErrors: number;
+  /** Responses sent without a transaction (OPTIONS, strangers, over the budget; RFC 3261 §8.2.7). */
+  statelessResponses: number;
+  /** Requests of ours not sent because the client transaction budget was spent (local 503). */
+  clientTransactionsRefused: number;
 }
 
 export function createSipStats(): SipStats {
@@ -56,5 +60,7 @@ export function createSipStats(): SipStats {
     tcpClosedCap: 0,
     tcpKeepAlivePongs: 0,
     handlerErrors: 0,
+    statelessResponses: 0,
+    clientTransactionsRefused: 0,
   };
 }

@@ -26,7 +26,8 @@ import {
   type SipTransport,
   type TransportProtocol,
 } from './types.js';
-import { UdpTransport } from './udp-transport.js';
+import { readUdpKernelDrops } from './udp-kernel-drops.js';
+import { UdpTransport, type UdpBufferSizes } from './udp-transport.js';
 
 export interface ListenConfig {
   host: string;
@@ -44,6 +45,11 @@ export interface TransportLayerOptions {
   /** Message deadline and connection caps; defaults DEFAULT_TCP_LIMITS. */
   tcpLimits?: Partial<TcpLimits>;
   userAgent?: string;
+  /** SO_RCVBUF / SO_SNDBUF asked for on the UDP socket, bytes; default the OS's. */
+  udpRecvBufferSize?: number;
+  udpSendBufferSize?: number;
+  /** Whether a request that did not parse gets its 400/505 back; default yes. */
+  answerUnparsable?: (source: Endpoint) => boolean;
   clock: Clock;
   stats: SipStats;
   logger?: SipLogger;
@@ -68,6 +74,8 @@ export class TransportLayer {
         'udp',
         new UdpTransport({
           ...opts.udp,
+          recvBufferSize: opts.udpRecvBufferSize,
+          sendBufferSize: opts.udpSendBufferSize,
           onData,
           onSocketError: (err) => this.logger.warn({ err }, 'udp socket error'),
         }),
@@ -124,6 +132,17 @@ export class TransportLayer {
     return { host: this.advertisedHost(bound.host), port: bound.port };
   }
 
+  /** The UDP socket's buffer sizes as granted and the kernel's drop counter
+   *  for it (undefined where /proc/net/udp is not there); undefined without UDP. */
+  udpSocket(): (UdpBufferSizes & { kernelDrops: number | undefined }) | undefined {
+    const t = this.transports.get('udp');
+    if (!(t instanceof UdpTransport)) return undefined;
+    const sizes = t.bufferSizes();
+    if (!sizes) return undefined;
+    const a = t.address();
+    return { ...sizes, kernelDrops: readUdpKernelDrops(a.host, a.port) };
+  }
+
   send(msg: SipMessage, dest: Endpoint, onError?: SendErrorHandler): Buffer {
     const buf = serializeMessage(msg);
     this.sendBuffer(buf, dest, onError);
@@ -155,7 +174,11 @@ export class TransportLayer {
       if (msg.kind === 'request') stampTopVia(msg, source);
     } catch (err) {
       this.stats.parseErrorsDropped++;
-      if (err instanceof SipParseError && err.status)
+      if (
+        err instanceof SipParseError &&
+        err.status &&
+        (this.opts.answerUnparsable?.(source) ?? true)
+      )
         this.answerUnparsable(buf, err.status, source);
       return;
     }

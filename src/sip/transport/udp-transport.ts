@@ -11,6 +11,17 @@ export interface UdpTransportOptions {
   onData: RawReceiver;
   /** Socket-level error (not per message); the socket stays open. */
   onSocketError?: (err: Error) => void;
+  /** SO_RCVBUF asked for, bytes (the kernel caps it at net.core.rmem_max); default the OS's. */
+  recvBufferSize?: number;
+  /** SO_SNDBUF asked for, bytes (capped at net.core.wmem_max); default the OS's. */
+  sendBufferSize?: number;
+}
+
+/** What the kernel granted: Linux reports twice the size set (its bookkeeping
+ *  share, socket(7)), capped at twice net.core.rmem_max / wmem_max. */
+export interface UdpBufferSizes {
+  recvBufferBytes: number;
+  sendBufferBytes: number;
 }
 
 export class UdpTransport implements SipTransport {
@@ -21,7 +32,12 @@ export class UdpTransport implements SipTransport {
   constructor(private readonly opts: UdpTransportOptions) {}
 
   listen(): Promise<void> {
-    const socket = createSocket({ type: isIPv6(this.opts.host) ? 'udp6' : 'udp4' });
+    const { recvBufferSize, sendBufferSize } = this.opts;
+    const socket = createSocket({
+      type: isIPv6(this.opts.host) ? 'udp6' : 'udp4',
+      ...(recvBufferSize ? { recvBufferSize } : {}),
+      ...(sendBufferSize ? { sendBufferSize } : {}),
+    });
     this.socket = socket;
     const onData = this.opts.onData;
     socket.on('message', (buf, rinfo) => {
@@ -49,6 +65,20 @@ export class UdpTransport implements SipTransport {
 
   address(): { host: string; port: number } {
     return this.bound;
+  }
+
+  /** The socket's buffer sizes as the kernel reports them; undefined before bind. */
+  bufferSizes(): UdpBufferSizes | undefined {
+    const socket = this.socket;
+    if (!socket) return undefined;
+    try {
+      return {
+        recvBufferBytes: socket.getRecvBufferSize(),
+        sendBufferBytes: socket.getSendBufferSize(),
+      };
+    } catch {
+      return undefined;
+    }
   }
 
   send(buf: Buffer, host: string, port: number, onError?: SendErrorHandler): void {

@@ -3,6 +3,7 @@
 import type { SessionTimerRequest } from '../dialog/session-timer.js';
 import type { TimerConfig } from '../transaction/timers.js';
 import { DEFAULT_TIMER_CONFIG } from '../transaction/timers.js';
+import type { SipEdgeOptions } from '../transport/source-policy.js';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from '../transport/tcp-transport.js';
 
 export interface ListenAddress {
@@ -34,6 +35,8 @@ export interface SipStackConfig {
   inboundInviteStatus?: 403 | 480;
   /** How long a finished leg still answers stray 2xx (ACK/BYE); default 64*T1. */
   lingerMs?: number;
+  /** Budgets, strangers, rate limit and UDP buffers (issue 23); see SipEdgeOptions. */
+  edge?: SipEdgeOptions;
   /** RFC 4028 on our INVITEs: Session-Expires (0 = not asked for) and Min-SE
    *  (at least 90); default 1800 and 90. */
   sessionTimer?: Partial<SessionTimerRequest>;
@@ -50,6 +53,7 @@ export interface ResolvedSipConfig {
   tcpLimits: TcpLimits;
   inboundInviteStatus: 403 | 480;
   lingerMs: number | undefined;
+  edge: SipEdgeOptions;
   sessionTimer: SessionTimerRequest;
 }
 
@@ -67,6 +71,7 @@ export function resolveSipConfig(config: SipStackConfig): ResolvedSipConfig {
     tcpLimits: { ...DEFAULT_TCP_LIMITS, ...config.tcpLimits },
     inboundInviteStatus: config.inboundInviteStatus ?? 480,
     lingerMs: config.lingerMs,
+    edge: config.edge ?? {},
     sessionTimer: {
       expiresSeconds: config.sessionTimer?.expiresSeconds ?? 1800,
       minSeconds: config.sessionTimer?.minSeconds ?? 90,

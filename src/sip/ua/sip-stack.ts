@@ -4,13 +4,25 @@
 import { checkIncomingRequest, generateTag, getHeader, parseCSeq } from '../message/index.js';
 import type { SipRequest, SipResponse } from '../message/types.js';
 import { tagOf, type DialogSnapshot } from '../dialog/dialog.js';
+import { isIP } from 'node:net';
 import { createResponse } from '../transaction/create-response.js';
+import { isStateless } from '../transaction/stateless-responder.js';
 import { timerValues } from '../transaction/timers.js';
-import { TransactionLayer } from '../transaction/transaction-layer.js';
+import {
+  BUDGET_RETRY_AFTER_SECONDS,
+  TransactionLayer,
+  type Admission,
+} from '../transaction/transaction-layer.js';
 import type { ServerTransaction } from '../transaction/transaction-types.js';
 import { systemClock, type Clock } from '../transport/clock.js';
 import { silentLogger, type SipLogger } from '../transport/logger.js';
-import { resolveTarget, type DnsResolver } from '../transport/resolver.js';
+import { resolveTarget, type DnsResolver, type TargetHost } from '../transport/resolver.js';
+import {
+  EDGE_DEFAULTS,
+  normaliseIp,
+  SourcePolicy,
+  type DropReason,
+} from '../transport/source-policy.js';
 import { createSipStats, type SipStats } from '../transport/stats.js';
 import { TransportLayer } from '../transport/transport-layer.js';
 import type { Endpoint, TransportProtocol } from '../transport/types.js';
@@ -47,7 +59,31 @@ export interface SipStack {
   };
   /** The transport receive path, for fuzzing and tests. */
   receive(buf: Buffer, source: Endpoint): void;
+  /**
+   * The trunks whose addresses are trusted for out-of-dialog requests (with
+   * `edge.allowedSources`). Names are resolved as for dialing (RFC 3263) and
+   * again every minute; the same list again costs nothing, so the daemon
+   * simply calls this whenever it looks at its trunks.
+   */
+  setTrunkTargets(targets: readonly TargetHost[]): Promise<void>;
+  /** What the edge dropped and why, its budgets, and the UDP socket. */
+  edge(): SipEdgeStats;
 }
+
+export interface SipEdgeStats {
+  /** Messages given no processing, by reason (malformed = parse errors). */
+  dropped: Record<DropReason, number>;
+  /** Times a stranger IP emptied its token bucket and was silenced. */
+  silencings: number;
+  /** Trunk addresses trusted now (the allow-list is on top). */
+  trustedAddresses: number;
+  budget: { serverTransactions: number; clientTransactions: number };
+  /** Absent without UDP; kernelDrops undefined where /proc/net/udp is not there. */
+  udp?: { recvBufferBytes: number; sendBufferBytes: number; kernelDrops: number | undefined };
+}
+
+/** How often trunk names are resolved again for the trusted set. */
+const TRUNK_RESOLVE_INTERVAL_MS = 60_000;
 
 const ACCEPT = 'application/sdp, application/dtmf-relay, application/dtmf, message/sipfrag';
 const ACCEPT_TYPES = ACCEPT.split(', ');
@@ -67,6 +103,10 @@ class EmbeddedSipStack implements SipStack {
   private readonly logger: SipLogger;
   private readonly sentByCache = new Map<TransportProtocol, string>();
   private readonly contactCache = new Map<TransportProtocol, string>();
+  private readonly policy: SourcePolicy;
+  private trunkKey: string | undefined;
+  private trunkResolvedAt = 0;
+  private trunkGeneration = 0;
 
   constructor(
     private readonly config: ResolvedSipConfig,
@@ -74,6 +114,12 @@ class EmbeddedSipStack implements SipStack {
   ) {
     this.clock = deps.clock ?? systemClock;
     this.logger = deps.logger ?? silentLogger;
+    const edge = config.edge;
+    this.policy = new SourcePolicy(this.clock, {
+      allowedSources: edge.allowedSources,
+      strangers: edge.strangers,
+      rateLimit: edge.rateLimit,
+    });
     this.transport = new TransportLayer({
       udp: config.udp,
       tcp: config.tcp,
@@ -81,6 +127,9 @@ class EmbeddedSipStack implements SipStack {
       tcpIdleTimeoutMs: config.tcpIdleTimeoutMs,
       tcpLimits: config.tcpLimits,
       userAgent: config.userAgent,
+      udpRecvBufferSize: edge.udpRecvBufferBytes ?? EDGE_DEFAULTS.udpRecvBufferBytes,
+      udpSendBufferSize: edge.udpSendBufferBytes ?? EDGE_DEFAULTS.udpSendBufferBytes,
+      answerUnparsable: (source) => this.policy.answerMalformed(source.host),
       clock: this.clock,
       stats: this.counters,
       logger: this.logger,
@@ -89,8 +138,11 @@ class EmbeddedSipStack implements SipStack {
       clock: this.clock,
       timers: timerValues(config.timers),
       stats: this.counters,
+      maxServerTransactions: edge.maxServerTransactions ?? EDGE_DEFAULTS.maxServerTransactions,
+      maxClientTransactions: edge.maxClientTransactions ?? EDGE_DEFAULTS.maxClientTransactions,
     });
     this.transport.onMessage(this.tx.handleMessage);
+    this.tx.onAdmission((req, source, full) => this.admit(req, source, full));
     this.tx.onRequest((req, _source, stx) => this.onRequest(req, stx));
     this.tx.onStrayResponse((res) => this.onStrayResponse(res));
     this.ctx = {
@@ -112,13 +164,26 @@ class EmbeddedSipStack implements SipStack {
 
   async start(): Promise<void> {
     await this.transport.start();
+    const udp = this.transport.udpSocket();
     this.logger.info(
       {
         udp: this.transport.has('udp') ? this.transport.localAddress('udp') : undefined,
         tcp: this.transport.has('tcp') ? this.transport.localAddress('tcp') : undefined,
+        udpRecvBufferBytes: udp?.recvBufferBytes,
+        udpSendBufferBytes: udp?.sendBufferBytes,
+        strangers: this.policy.strangers,
       },
       'sip stack listening',
     );
+    // Linux reports twice what it granted (socket(7)); less than asked means net.core.rmem_max capped it.
+    const asked = this.config.edge.udpRecvBufferBytes ?? EDGE_DEFAULTS.udpRecvBufferBytes;
+    const granted =
+      udp && (process.platform === 'linux' ? udp.recvBufferBytes / 2 : udp.recvBufferBytes);
+    if (granted !== undefined && granted < asked)
+      this.logger.warn(
+        { asked, granted },
+        'UDP receive buffer smaller than asked: raise net.core.rmem_max',
+      );
   }
 
   async stop(): Promise<void> {
@@ -177,6 +242,79 @@ class EmbeddedSipStack implements SipStack {
     this.transport.receive(buf, source);
   }
 
+  async setTrunkTargets(targets: readonly TargetHost[]): Promise<void> {
+    const key = targets
+      .map((t) => `${t.transport} ${t.host} ${t.port ?? ''}`)
+      .sort()
+      .join('\n');
+    const now = this.clock.now();
+    const names = targets.some((t) => isIP(normaliseIp(t.host)) === 0);
+    const fresh = !names || now - this.trunkResolvedAt < TRUNK_RESOLVE_INTERVAL_MS;
+    if (key === this.trunkKey && fresh) return;
+    this.trunkKey = key;
+    this.trunkResolvedAt = now;
+    const generation = ++this.trunkGeneration;
+    const lists = await Promise.all(
+      targets.map((t) => resolveTarget(t, this.deps.dnsResolver).catch(() => [])),
+    );
+    if (generation !== this.trunkGeneration) return; // a newer list won
+    this.policy.setTrunkAddresses(lists.flat().map((e) => e.host));
+  }
+
+  edge(): SipEdgeStats {
+    const budget = this.tx.budget;
+    const udp = this.transport.udpSocket();
+    return {
+      dropped: { ...this.policy.dropped, malformed: this.counters.parseErrorsDropped },
+      silencings: this.policy.silencings,
+      trustedAddresses: this.policy.trusted().trunkAddresses,
+      budget,
+      ...(udp ? { udp } : {}),
+    };
+  }
+
+  /**
+   * The edge (issue 23), for a request that matched no transaction: live
+   * calls first (in-dialog requests, CANCEL of an INVITE we hold), then the
+   * stranger's rate limit, OPTIONS answered statelessly to anyone, strangers
+   * refused once or dropped, and the budget: a stateless 503 to a known
+   * source, nothing to an unknown one.
+   */
+  private admit(req: SipRequest, source: Endpoint, budgetReached: boolean): Admission {
+    const toTag = tagOf(getHeader(req, 'to'));
+    if (toTag !== undefined && this.legs.has(`${getHeader(req, 'call-id') ?? ''}\n${toTag}`))
+      return 'priority';
+    if (req.method === 'CANCEL' && this.tx.findInviteServer(req)) return 'priority';
+    const policy = this.policy;
+    const known = policy.isKnown(source.host);
+    if (!known && !policy.charge(source.host)) {
+      policy.count('rate_limited');
+      return 'handled';
+    }
+    if (req.method === 'OPTIONS' && toTag === undefined) {
+      this.onRequest(req, this.tx.stateless(req, source));
+      return 'handled';
+    }
+    if (!known && policy.strangers !== 'serve') {
+      policy.count('stranger');
+      if (policy.strangers === 'reject') {
+        const stx = this.tx.stateless(req, source);
+        stx.respond(this.response(req, 403, 'Forbidden', [], stx.toTag));
+      }
+      return 'handled';
+    }
+    if (budgetReached) {
+      policy.count('budget');
+      if (known) {
+        const stx = this.tx.stateless(req, source);
+        const retryAfter: [string, string] = ['retry-after', String(BUDGET_RETRY_AFTER_SECONDS)];
+        stx.respond(this.response(req, 503, 'Service Unavailable', [retryAfter], stx.toTag));
+      }
+      return 'handled';
+    }
+    return 'transaction';
+  }
+
   private sentBy(t: TransportProtocol): string {
     let s = this.sentByCache.get(t);
     if (s === undefined) {
@@ -197,6 +335,8 @@ class EmbeddedSipStack implements SipStack {
   }
 
   private onRequest(req: SipRequest, stx: ServerTransaction | undefined): void {
+    // §8.2.7: a stateless answer carries the To tag the request determines.
+    const tag = stx && isStateless(stx) ? stx.toTag : undefined;
     // RFC 3261 §8.2: the UAS checks before acting (never answer an ACK).
     const rejection = checkIncomingRequest(req, {
       supported: ['timer'],
@@ -210,6 +350,7 @@ class EmbeddedSipStack implements SipStack {
             rejection.status,
             rejection.reason,
             (rejection.headers ?? []).map((h) => [h.name, h.value]),
+            tag,
           ),
         );
       return;
@@ -229,16 +370,22 @@ class EmbeddedSipStack implements SipStack {
     }
     if (toTag !== undefined) {
       // §12.2.2: a request for a dialog we don't have.
-      stx.respond(this.response(req, 481, 'Call/Transaction Does Not Exist'));
+      stx.respond(this.response(req, 481, 'Call/Transaction Does Not Exist', [], tag));
       return;
     }
     switch (req.method) {
       case 'OPTIONS':
         stx.respond(
-          this.response(req, 200, 'OK', [
-            ['allow', ALLOW],
-            ['accept', ACCEPT],
-          ]),
+          this.response(
+            req,
+            200,
+            'OK',
+            [
+              ['allow', ALLOW],
+              ['accept', ACCEPT],
+            ],
+            tag,
+          ),
         );
         return;
       case 'INVITE': {
@@ -246,7 +393,7 @@ class EmbeddedSipStack implements SipStack {
         const status = this.config.inboundInviteStatus;
         const reason = status === 403 ? 'Forbidden' : 'Temporarily Unavailable';
         const warning = `399 ${this.sentBy(this.anyTransport())} "Inbound calls are not accepted"`;
-        stx.respond(this.response(req, status, reason, [['warning', warning]]));
+        stx.respond(this.response(req, status, reason, [['warning', warning]], tag));
         return;
       }
       case 'BYE':
@@ -254,10 +401,10 @@ class EmbeddedSipStack implements SipStack {
       case 'NOTIFY':
       case 'UPDATE':
       case 'REFER':
-        stx.respond(this.response(req, 481, 'Call/Transaction Does Not Exist'));
+        stx.respond(this.response(req, 481, 'Call/Transaction Does Not Exist', [], tag));
         return;
       default:
-        stx.respond(this.response(req, 405, 'Method Not Allowed', [['allow', ALLOW]]));
+        stx.respond(this.response(req, 405, 'Method Not Allowed', [['allow', ALLOW]], tag));
     }
   }
 
@@ -293,9 +440,11 @@ class EmbeddedSipStack implements SipStack {
     status: number,
     reason: string,
     headers: Array<[string, string]> = [],
+    toTag?: string,
   ): SipResponse {
     return createResponse(req, status, reason, {
-      toTag: generateTag(), // retransmissions get the stored response, same tag
+      // retransmissions get the stored response (same tag), or a stateless one made alike
+      toTag: toTag ?? generateTag(),
       headers: [['server', this.config.userAgent], ...headers],
     });
   }

@@ -3,7 +3,8 @@
 // UAC treat its own failure to send like a 503) on the next turn of the
 // clock, after sendRequest() has returned, as a real response would arrive.
 
-import type { SipRequest } from '../message/types.js';
+import { getHeader } from '../message/index.js';
+import type { SipRequest, SipResponse } from '../message/types.js';
 import type { TimerHandle } from '../transport/clock.js';
 import type { Endpoint } from '../transport/types.js';
 import { createResponse } from './create-response.js';
@@ -13,6 +14,13 @@ import type {
   ClientTransactionUser,
   TransactionContext,
 } from './transaction-types.js';
+
+const LOCAL_REFUSAL_WARNING = '399 gateway "local client transaction budget reached"';
+
+/** True for the 503 this stack made up itself (nothing was sent), not one a peer answered. */
+export function isLocalRefusal(res: SipResponse): boolean {
+  return res.status === 503 && getHeader(res, 'warning') === LOCAL_REFUSAL_WARNING;
+}
 
 export class RefusedClientTransaction implements ClientTransaction {
   state: ClientTransactionState = 'terminated';
@@ -26,7 +34,7 @@ export class RefusedClientTransaction implements ClientTransaction {
     tu: ClientTransactionUser,
   ) {
     const res = createResponse(request, 503, 'Service Unavailable', {
-      headers: [['warning', '399 gateway "local client transaction budget reached"']],
+      headers: [['warning', LOCAL_REFUSAL_WARNING]],
     });
     this.timer = ctx.clock.setTimer(() => {
       this.timer = undefined;

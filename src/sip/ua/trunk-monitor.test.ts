@@ -153,6 +153,26 @@ describe('TrunkMonitor', () => {
     r.monitor.stop();
   });
 
+  it('the local 503 of a spent client-transaction budget says nothing about the trunk: no state, no check', async () => {
+    const r = rig();
+    r.monitor.start();
+    await r.flush();
+    const local = {
+      kind: 'response',
+      status: 503,
+      headers: [
+        { name: 'warning', value: '399 gateway "local client transaction budget reached"' },
+      ],
+    } as unknown as SipResponse;
+    r.sent[0]!.onResponse(local);
+    expect(r.monitor.health('t')).toEqual({ status: 'unknown', checkedAt: null, lastError: null });
+    expect(r.events).toEqual([]);
+    // a real 503 from the trunk is an answer: the trunk is up
+    (await r.nextPing()).onResponse({ ...local, headers: [] } as unknown as SipResponse);
+    expect(r.monitor.status('t')).toBe('online');
+    r.monitor.stop();
+  });
+
   it('a trunk it does not monitor is unknown, never checked', () => {
     const r = rig();
     expect(r.monitor.health('other')).toEqual({

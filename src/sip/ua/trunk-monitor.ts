@@ -4,6 +4,7 @@
 
 import { generateBranch, generateCallId, generateTag } from '../message/index.js';
 import type { SipRequest } from '../message/types.js';
+import { isLocalRefusal } from '../transaction/refused-client-transaction.js';
 import type { TransactionLayer } from '../transaction/transaction-layer.js';
 import type { Clock, TimerHandle } from '../transport/clock.js';
 import type { Endpoint, TransportProtocol } from '../transport/types.js';
@@ -170,6 +171,8 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
     this.deps.tx.sendRequest(req, branch, dest, {
       onResponse: (res) => {
         if (res.status < 200) return;
+        // Our own budget was spent and nothing left: says nothing about the trunk.
+        if (isLocalRefusal(res)) return done();
         t.checkedAt = this.deps.clock.now();
         t.lastError = null;
         t.timeouts = 0;

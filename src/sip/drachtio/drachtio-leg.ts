@@ -2,6 +2,14 @@
 // UAC Dialog it resolves with. Same events as the embedded CallLeg; the
 // transactions (retransmissions, ACK, digest retry) belong to drachtio-server.
 
+import {
+  DEFAULT_REFER_TIMEOUT_MS,
+  parseEventHeader,
+  ReferSubscription,
+  type ReferOutcome,
+  type ReferProgress,
+  type ReferRequest,
+} from '../dialog/refer-subscription.js';
 import { defaultAnswer } from '../dialog/sdp-direction.js';
 import { sessionTimerHeaders, type SessionTimerRequest } from '../dialog/session-timer.js';
 import type { Clock, TimerHandle } from '../transport/clock.js';
@@ -61,6 +69,8 @@ export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
   private endedSent = false;
   private localSdp: string;
   private readonly uac: ReturnType<typeof buildUacRequest>;
+  /** The REFER of ours whose implicit subscription we follow (RFC 3515). */
+  private referSub: ReferSubscription | undefined;
 
   constructor(
     private readonly srf: SrfLike,
@@ -91,6 +101,45 @@ export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
       (res) => (res.status === 408 && isLocallyGenerated(res) ? 0 : res.status),
       () => 0,
     );
+  }
+
+  /**
+   * Blind transfer (RFC 3515), as CallLeg.refer(): REFER through
+   * drachtio-server in the dialog, then its NOTIFYs (answered 200 here)
+   * followed by the same ReferSubscription. drachtio-server picks the CSeq,
+   * so an `Event: refer;id=` is not matched against it: any refer NOTIFY
+   * while ours is pending counts (one REFER at a time).
+   */
+  refer(
+    request: ReferRequest,
+    onProgress?: (p: ReferProgress) => void,
+    timeoutMs = DEFAULT_REFER_TIMEOUT_MS,
+  ): Promise<ReferOutcome> {
+    if (this.referSub && !this.referSub.done)
+      return Promise.reject(new Error('a REFER is already pending on this call leg'));
+    const dialog = this.dialog;
+    if (this.state !== 'confirmed' || !dialog?.request)
+      return Promise.resolve({
+        kind: 'refused',
+        status: 481,
+        reason: 'Call/Transaction Does Not Exist',
+      });
+    const values = [request.referTo, request.referredBy ?? ''];
+    if (values.some((v) => /[\r\n\0]/.test(v)))
+      return Promise.reject(new Error('header text contains CR, LF or NUL'));
+    const headers: Record<string, string> = { 'Refer-To': nameAddr(request.referTo) };
+    if (request.referredBy !== undefined) headers['Referred-By'] = nameAddr(request.referredBy);
+    const sub = new ReferSubscription(this.deps.clock, 0, timeoutMs, onProgress);
+    this.referSub = sub;
+    dialog.request({ method: 'REFER', headers }).then(
+      (res) => {
+        // drachtio-server answers 408 itself when nothing came back (Timer F).
+        if (res.status === 408 && isLocallyGenerated(res)) sub.onReferResponse(0, 'timeout');
+        else sub.onReferResponse(res.status, res.reason);
+      },
+      () => sub.onReferResponse(0, 'transport'),
+    );
+    return sub.promise;
   }
 
   /** @internal sends the INVITE through drachtio-server. */
@@ -130,6 +179,7 @@ export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
     }
     const dialog = this.dialog;
     this.state = 'terminated';
+    this.referSub?.dialogEnded();
     let headers: Record<string, string>;
     try {
       headers = byeHeaders(reason);
@@ -236,6 +286,14 @@ export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
       const d = dtmfFromInfo(req);
       if (d) this.emit('dtmf', d);
     });
+    // Every NOTIFY gets 200 (drachtio-srf's own answer when nobody listens);
+    // one of the refer package feeds the pending REFER (RFC 3515 §2.4.4).
+    dialog.on('notify', (req: SrfMessage, res: SrfReply) => {
+      res.send(200);
+      const sub = this.referSub;
+      if (!sub || sub.done || parseEventHeader(req.get('Event'))?.package !== 'refer') return;
+      sub.onNotify({ subscriptionState: req.get('Subscription-State'), body: req.body ?? '' });
+    });
     this.emit('answered', { sdp: dialog.remote.sdp, headers: [] });
   }
 
@@ -278,6 +336,7 @@ export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
     if (this.endedSent) return;
     this.endedSent = true;
     this.state = 'terminated';
+    this.referSub?.dialogEnded();
     this.dialog = undefined;
     this.deps.onDone(this);
     this.emit('ended', ended);
@@ -287,6 +346,12 @@ export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
     if (this.cancelGuard !== undefined) this.deps.clock.clearTimer(this.cancelGuard);
     this.cancelGuard = undefined;
   }
+}
+
+/** A URI as a name-addr (`<sip:…>`); a value already in angle brackets stays. */
+function nameAddr(value: string): string {
+  const v = value.trim();
+  return v.includes('<') ? v : `<${v}>`;
 }
 
 function errText(err: unknown): string {

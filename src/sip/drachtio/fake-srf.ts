@@ -112,7 +112,7 @@ export class FakeDialog extends EventEmitter implements SrfDialog {
   }
 
   /** A request the far end sends; returns what we answered. */
-  incoming(event: 'modify' | 'update' | 'info', req: SrfMessage): FakeReply {
+  incoming(event: 'modify' | 'update' | 'info' | 'notify', req: SrfMessage): FakeReply {
     const reply = new FakeReply();
     this.emit(event, req, reply);
     return reply;

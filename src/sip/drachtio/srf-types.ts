@@ -35,7 +35,7 @@ export interface SrfDialog {
   res?: SrfResponse;
   on(event: 'destroy', listener: (req: SrfMessage, reason?: string) => void): unknown;
   on(
-    event: 'modify' | 'update' | 'info',
+    event: 'modify' | 'update' | 'info' | 'notify',
     listener: (req: SrfMessage, res: SrfReply) => void,
   ): unknown;
   /** Sends BYE (or NOTIFY for a subscription) and forgets the dialog. */

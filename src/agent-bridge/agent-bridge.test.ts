@@ -11,6 +11,7 @@ import { callRecordFixture } from '../model/test-support/call-record-fixture.js'
 import type {
   AgentReport,
   AgentTranscriptLine,
+  AgentTransferRequest,
   VoicemailVerdict,
 } from '../calls/ports/agent-link.js';
 import { openDatabase } from '../store/database.js';
@@ -118,6 +119,7 @@ interface Reports {
   transcripts: AgentTranscriptLine[];
   results: AgentReport[];
   verdicts: VoicemailVerdict[];
+  transfers: AgentTransferRequest[];
 }
 
 async function started(
@@ -145,12 +147,13 @@ async function started(
   );
   const media = new FakeMedia();
   const hangups: string[] = [];
-  const reports: Reports = { transcripts: [], results: [], verdicts: [] };
+  const reports: Reports = { transcripts: [], results: [], verdicts: [], transfers: [] };
   bridge.start(media as unknown as MediaLeg, {
     hangup: (r) => hangups.push(r),
     transcript: (t) => reports.transcripts.push(t),
     result: (r) => reports.results.push(r),
     voicemail: (v) => reports.verdicts.push(v),
+    transfer: (t) => reports.transfers.push(t),
   });
   await session.started();
   return { bridge, media, session, hangups, reports, record };
@@ -258,6 +261,64 @@ describe('AgentBridge', () => {
     b.session.ws.close(1011, 'crash');
     await waitUntil(() => b.hangups.length === 1);
     expect(b.hangups).toEqual(['agent_disconnected']);
+  });
+
+  it('transfer: the request reaches the session (older field names too); progress goes back as transfer events', async () => {
+    const { session, bridge, reports } = await started();
+    session.send({
+      event: 'transfer',
+      transfer: {
+        destination: '+14155550123',
+        destinationType: 'number',
+        transferMode: 'blind',
+        transferReason: 'billing',
+        showCallerId: false,
+        secondsToWaitForCallerToAnswer: 20,
+      },
+    });
+    session.send({ event: 'transfer', to: 'sip:desk@pbx.example.com', mode: 'warm', reason: 'x' });
+    session.send({ event: 'transfer', transfer: { destination: '+1', transferMode: 'sideways' } });
+    await waitUntil(() => reports.transfers.length === 2);
+    expect(reports.transfers).toEqual([
+      {
+        destination: '+14155550123',
+        destinationType: 'number',
+        transferMode: 'blind',
+        transferReason: 'billing',
+        showCallerId: false,
+        secondsToWaitForCallerToAnswer: 20,
+      },
+      { destination: 'sip:desk@pbx.example.com', transferMode: 'warm', transferReason: 'x' },
+    ]);
+    const base = { destination: '+14155550123', transferMode: 'blind' as const };
+    bridge.transferStatus({ ...base, status: 'transferring' });
+    bridge.transferStatus({
+      ...base,
+      status: 'pending_confirmation',
+      sipStatus: 100,
+      sipReason: 'Trying',
+    });
+    bridge.transferStatus({
+      ...base,
+      status: 'failed',
+      reason: 'refer_refused',
+      sipStatus: 405,
+      sipReason: 'Method Not Allowed',
+    });
+    await waitUntil(() => session.messages.filter((m) => m.event === 'transfer').length === 3);
+    const events = session.messages.filter((m) => m.event === 'transfer');
+    expect(
+      events.map((m) => (m as unknown as { transfer: { status: string } }).transfer.status),
+    ).toEqual(['transferring', 'pending_confirmation', 'failed']);
+    expect(events[2]).toMatchObject({
+      event: 'transfer',
+      streamSid: expect.any(String),
+      sequenceNumber: expect.any(String),
+      transfer: { ...base, status: 'failed', reason: 'refer_refused', sipStatus: 405 },
+    });
+    await bridge.stop();
+    bridge.transferStatus({ ...base, status: 'success' }); // after stop: nothing sent
+    expect(session.messages.filter((m) => m.event === 'transfer')).toHaveLength(3);
   });
 
   it('transcript and result are reported to the session as they come, in order', async () => {

@@ -24,7 +24,11 @@ import {
   agentRtpToWsLatency,
   agentWsToRtpLatency,
 } from './agent-latency.js';
-import type { AgentLink, AgentLinkHooks } from '../calls/ports/agent-link.js';
+import type {
+  AgentLink,
+  AgentLinkHooks,
+  TransferProgressEvent,
+} from '../calls/ports/agent-link.js';
 import type { MediaLeg, ReceivedFrame } from '../calls/ports/media-port.js';
 import { realTimers, type Timers } from '../calls/timers.js';
 import {
@@ -149,9 +153,16 @@ export class AgentBridge implements AgentLink {
       hooks.voicemail(v.messageLeft ? 'message_left' : 'caller_voice_mail');
       this.log.info({ messageLeft: v.messageLeft }, 'agent reports a voicemail');
     });
-    conn.on('transfer', () =>
-      this.log.warn('agent asked for a transfer: not supported yet, ignored'),
-    );
+    conn.on('transfer', (t) => {
+      this.log.info(
+        { destination: t.destination, transferMode: t.transferMode },
+        'agent asks for a transfer',
+      );
+      // Deferred like a hangup: the session's writes must not run inside a socket callback.
+      queueMicrotask(() => {
+        if (!this.stopping) hooks.transfer(t);
+      });
+    });
     conn.on('close', (info) => this.onClose(info));
     conn.on('error', (err) => this.log.warn({ err }, 'agent connection error'));
 
@@ -175,6 +186,13 @@ export class AgentBridge implements AgentLink {
 
   dtmf(digit: string): void {
     if (!this.stopping) this.conn?.sendDtmf(digit);
+  }
+
+  /** `{"event":"transfer","transfer":{"status":…}}` to the agent (docs/agent-protocol.md). */
+  transferStatus(event: TransferProgressEvent): void {
+    const conn = this.conn;
+    if (!conn || this.stopping || conn.state === 'closed') return;
+    conn.sendEvent('transfer', { ...event });
   }
 
   stop(): Promise<void> {

@@ -188,7 +188,7 @@ describe('AgentConnection, mulaw_8000 (Twilio JSON)', () => {
     expect(got).toEqual([
       ['transcript', { role: 'agent', content: 'Hello' }],
       ['sendDtmf', { digits: '1#' }],
-      ['transfer', { to: '+15550100' }],
+      ['transfer', { destination: '+15550100' }],
       ['result', { summary: 'ok', costs: { llm: 0.5 } }],
       ['voicemail', { messageLeft: true }],
       ['hangup', { reason: 'done' }],

@@ -73,8 +73,39 @@ describe('decodeAgentFrame: our extensions', () => {
         transfer: { to: 'sip:desk@example.com', mode: 'blind', headers: { 'X-A': '1' } },
       },
       {
+        // the first version's names (to, mode) read as destination, transferMode; headers dropped
         event: 'transfer',
-        data: { to: 'sip:desk@example.com', mode: 'blind', headers: { 'X-A': '1' } },
+        data: { destination: 'sip:desk@example.com', transferMode: 'blind' },
+      },
+    ],
+    [
+      {
+        event: 'transfer',
+        transfer: {
+          destination: '+14155550123',
+          destinationType: 'number',
+          transferMode: 'attended',
+          blindTransfer: false,
+          transferReason: 'billing',
+          messageToPersonWantingToBeTransferred: 'One moment.',
+          announceTransferReason: true,
+          showCallerId: false,
+          secondsToWaitForCallerToAnswer: 25,
+        },
+      },
+      {
+        event: 'transfer',
+        data: {
+          destination: '+14155550123',
+          destinationType: 'number',
+          transferMode: 'attended',
+          blindTransfer: false,
+          transferReason: 'billing',
+          messageToPersonWantingToBeTransferred: 'One moment.',
+          announceTransferReason: true,
+          showCallerId: false,
+          secondsToWaitForCallerToAnswer: 25,
+        },
       },
     ],
     [
@@ -100,7 +131,12 @@ describe('decodeAgentFrame: our extensions', () => {
     { event: 'sendDtmf' },
     { event: 'transfer', transfer: {} },
     { event: 'transfer', transfer: { to: '+15550100', mode: 'teleport' } },
-    { event: 'transfer', transfer: { to: '+15550100', headers: { a: 1 } } },
+    { event: 'transfer', transfer: { destination: '+15550100', destinationType: 'phone' } },
+    { event: 'transfer', transfer: { destination: '+15550100', showCallerId: 'yes' } },
+    {
+      event: 'transfer',
+      transfer: { destination: '+15550100', secondsToWaitForCallerToAnswer: 0 },
+    },
     { event: 'result', result: { summary: 7 } },
     { event: 'result', result: { costs: { llm: 'cheap' } } },
     { event: 'result', result: { postAnalysisResults: [1] } },

@@ -82,14 +82,38 @@ const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
   },
   transfer(m) {
     const t = body(m, 'transfer');
-    if (!isText(t.to, 256)) return null;
-    if (t.mode !== undefined && t.mode !== 'blind' && t.mode !== 'warm') return null;
-    if (t.reason !== undefined && !isText(t.reason, 200)) return null;
-    if (t.headers !== undefined && !isStringMap(t.headers)) return null;
-    const transfer: AgentTransfer = { to: t.to };
-    if (t.mode !== undefined) transfer.mode = t.mode;
-    if (t.reason !== undefined) transfer.reason = t.reason;
-    if (t.headers !== undefined) transfer.headers = t.headers;
+    // `to`, `mode` and `reason` are the names of the first version of this message.
+    const destination = t.destination ?? t.to;
+    const mode = t.transferMode ?? t.mode;
+    const reason = t.transferReason ?? t.reason;
+    if (!isText(destination, 256)) return null;
+    if (t.destinationType !== undefined && !isOneOf(t.destinationType, DESTINATION_TYPES)) {
+      return null;
+    }
+    if (mode !== undefined && !isOneOf(mode, TRANSFER_MODES)) return null;
+    if (reason !== undefined && !isText(reason, 500)) return null;
+    const message = t.messageToPersonWantingToBeTransferred;
+    if (message !== undefined && !isText(message, 2000)) return null;
+    for (const flag of ['blindTransfer', 'announceTransferReason', 'showCallerId'] as const) {
+      if (t[flag] !== undefined && !isBool(t[flag])) return null;
+    }
+    const wait = t.secondsToWaitForCallerToAnswer;
+    if (
+      wait !== undefined &&
+      !(Number.isInteger(wait) && (wait as number) >= 1 && (wait as number) <= 300)
+    ) {
+      return null;
+    }
+    const transfer: AgentTransfer = { destination };
+    if (t.destinationType !== undefined) transfer.destinationType = t.destinationType;
+    if (mode !== undefined) transfer.transferMode = mode;
+    if (reason !== undefined) transfer.transferReason = reason;
+    if (message !== undefined) transfer.messageToPersonWantingToBeTransferred = message;
+    if (isBool(t.blindTransfer)) transfer.blindTransfer = t.blindTransfer;
+    if (isBool(t.announceTransferReason))
+      transfer.announceTransferReason = t.announceTransferReason;
+    if (isBool(t.showCallerId)) transfer.showCallerId = t.showCallerId;
+    if (typeof wait === 'number') transfer.secondsToWaitForCallerToAnswer = wait;
     return { event: 'transfer', data: transfer };
   },
   result(m) {
@@ -139,6 +163,13 @@ const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
     return { event: 'voicemail', data: voicemail };
   },
 };
+
+const DESTINATION_TYPES = ['number', 'sip_uri'] as const;
+const TRANSFER_MODES = ['blind', 'warm', 'attended'] as const;
+
+function isOneOf<T extends string>(v: unknown, values: readonly T[]): v is T {
+  return typeof v === 'string' && (values as readonly string[]).includes(v);
+}
 
 const RESULT_TEXT_FIELDS = [
   'summary',
@@ -193,8 +224,4 @@ function isText(v: unknown, max: number): v is string {
 
 function isFiniteNumber(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v);
-}
-
-function isStringMap(v: unknown): v is Record<string, string> {
-  return isObject(v) && Object.values(v).every((x) => typeof x === 'string');
 }

@@ -67,13 +67,20 @@ export interface AgentSendDtmf {
 }
 
 export interface AgentTransfer {
-  /** E.164 number or SIP URI to transfer to. */
-  to: string;
-  /** `blind` (REFER) by default. */
-  mode?: 'blind' | 'warm';
-  reason?: string;
-  /** Extra SIP headers for the REFER / new leg. */
-  headers?: Record<string, string>;
+  /** E.164 number or SIP URI to transfer to (older agents: `to`). */
+  destination: string;
+  /** `number` or `sip_uri`; by default from the destination's form. */
+  destinationType?: 'number' | 'sip_uri';
+  /** `blind` (REFER) by default; `warm` / `attended` are answered `not_supported_yet` (older agents: `mode`). */
+  transferMode?: 'blind' | 'warm' | 'attended';
+  /** Deprecated alias: true = blind. */
+  blindTransfer?: boolean;
+  /** Older agents: `reason`. */
+  transferReason?: string;
+  messageToPersonWantingToBeTransferred?: string;
+  announceTransferReason?: boolean;
+  showCallerId?: boolean;
+  secondsToWaitForCallerToAnswer?: number;
 }
 
 export interface AgentResult {

@@ -53,7 +53,23 @@ const base: Record<string, CatalogueEntry> = {
   call_already_scheduled: { status: 400, description: 'Schedule conflict.' },
   failed_to_schedule_call: { status: 400, description: 'Schedule conflict.' },
   contact_not_found: { status: 400, description: 'Contact not found.' },
-  call_not_live: { status: 409, description: 'The call has already ended.' },
+  call_not_live: {
+    status: 409,
+    description: 'The call has already ended (or, for a transfer, is not connected: in_call).',
+  },
+  invalid_transfer_destination: {
+    status: 400,
+    description:
+      'A transfer destination that is not an E.164 number (destinationType number) or a SIP URI (sip_uri).',
+  },
+  invalid_transfer_mode: {
+    status: 400,
+    description: '`blindTransfer` (deprecated) contradicts `transferMode`.',
+  },
+  transfer_in_progress: {
+    status: 409,
+    description: 'A transfer of this call is already in progress; one at a time.',
+  },
   // 401, 403
   unauthorized: {
     status: 401,

@@ -25,6 +25,11 @@ import { evaluateProtections } from './protections/evaluate-protections.js';
 import { scheduleCall } from './scheduling/schedule-call.js';
 import { resolveCallerId, resolveTrunk, type TrunkHealth } from './trunk-resolution.js';
 import { runUrgentWork } from '../urgent-work.js';
+import {
+  readTransferRequest,
+  type TransferBody,
+  type TransferResult,
+} from './transfer/transfer-request.js';
 
 export interface Requester {
   company: Company;
@@ -45,6 +50,8 @@ export interface CallDispatcher {
   accepted(record: CallRecord): void;
   /** Ends a live call; resolves with its final record, or undefined when it is not live here. */
   hangup(record: CallRecord): Promise<CallRecord | undefined>;
+  /** Transfers a live call (issue 24); undefined when it is not live here. */
+  transfer?(record: CallRecord, body: TransferBody): Promise<TransferResult> | undefined;
 }
 
 export interface CallServiceOptions {
@@ -243,6 +250,23 @@ export class CallService {
       throw new CallError('call_not_live', 'The call is not live on this gateway.');
     }
     return latest;
+  }
+
+  /**
+   * Transfers a connected call (blind by REFER); answers with the outcome
+   * once the far end has reported it. 409 call_not_live when the call is
+   * not in_call on this gateway, 409 transfer_in_progress, 403
+   * callee_opted_out for a destination on the company's opt-out list.
+   */
+  async transfer(companyId: string, id: string, body: TransferBody): Promise<TransferResult> {
+    const record = this.get(companyId, id);
+    readTransferRequest(body); // a bad destination is a 400 whatever the call's state
+    if (record.status !== 'in_call' && record.status !== 'transferring') {
+      throw new CallError('call_not_live', `The call is not connected (${record.status}).`);
+    }
+    const running = this.dispatcher?.transfer?.(record, body);
+    if (!running) throw new CallError('call_not_live', 'The call is not live on this gateway.');
+    return running;
   }
 }
 

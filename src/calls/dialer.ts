@@ -10,6 +10,7 @@ import type { CallDispatcher } from './call-service.js';
 import { CallSession, type CallSessionDeps } from './session/call-session.js';
 import type { DialogSnapshot } from './ports/signaling-port.js';
 import { finishOrphan } from './session/orphan.js';
+import type { TransferBody, TransferResult } from './transfer/transfer-request.js';
 
 export interface DialerSettings {
   defaultRingTimeoutSeconds: number;
@@ -83,6 +84,13 @@ export class Dialer implements CallDispatcher {
     const done = await Promise.race([session.done, timeout]);
     this.deps.timers.clearTimeout(timer);
     return done ?? this.deps.store.calls.getById(record.id);
+  }
+
+  /** Transfers a live call (the session decides whether it can); undefined when not ours. */
+  transfer(record: CallRecord, body: TransferBody): Promise<TransferResult> | undefined {
+    const session = this.sessions.get(record.id);
+    if (!session) return undefined;
+    return session.transfer(body, 'api');
   }
 
   /**

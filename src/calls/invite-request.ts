@@ -11,17 +11,10 @@ export function buildDialRequest(
   callerId: string | null,
   sdp: string,
 ): Omit<DialRequest, 'answerOffer'> {
-  const user =
-    trunk.techPrefix +
-    (trunk.numberFormat === 'e164_without_plus' ? number.replace(/^\+/, '') : number);
-  const hostPort = trunk.port ? `${trunk.host}:${trunk.port}` : trunk.host;
+  const user = trunkUser(trunk, number);
+  const hostPort = trunkHostPort(trunk);
   const transportParam = trunk.transport === 'tcp' ? ';transport=tcp' : '';
-  const callerUri =
-    callerId === null
-      ? `sip:anonymous@anonymous.invalid`
-      : callerId.startsWith('sip')
-        ? callerId
-        : `sip:${callerId}@${trunk.host}`;
+  const callerUri = callerUriOf(trunk, callerId);
   const headers: Array<[string, string]> = [];
   if (callerId !== null) headers.push(['P-Asserted-Identity', `<${callerUri}>`]);
   else headers.push(['Privacy', 'id']);
@@ -41,4 +34,28 @@ export function buildDialRequest(
       ? { credentials: { username: trunk.username, password: trunk.password } }
       : {}),
   };
+}
+
+/** The number as the trunk wants it in a user part (leading + or not, tech prefix). */
+function trunkUser(trunk: SipTrunk, number: string): string {
+  return (
+    trunk.techPrefix +
+    (trunk.numberFormat === 'e164_without_plus' ? number.replace(/^\+/, '') : number)
+  );
+}
+
+function trunkHostPort(trunk: SipTrunk): string {
+  return trunk.port ? `${trunk.host}:${trunk.port}` : trunk.host;
+}
+
+/** The caller ID as a URI, as From carries it. */
+export function callerUriOf(trunk: SipTrunk, callerId: string | null): string {
+  if (callerId === null) return 'sip:anonymous@anonymous.invalid';
+  return callerId.startsWith('sip') ? callerId : `sip:${callerId}@${trunk.host}`;
+}
+
+/** A number at the trunk, as an INVITE's Request-URI names it (a blind transfer's Refer-To). */
+export function numberAtTrunkUri(trunk: SipTrunk, number: string): string {
+  const transportParam = trunk.transport === 'tcp' ? ';transport=tcp' : '';
+  return `sip:${trunkUser(trunk, number)}@${trunkHostPort(trunk)}${transportParam}`;
 }

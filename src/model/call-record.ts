@@ -16,10 +16,11 @@ export type ParticipantStatus =
 
 /** spec §2.5 `participants` item (the fields this gateway fills). */
 export interface Participant {
-  type: 'ai' | 'trunk';
-  role: 'Agent' | 'Contact';
+  /** `transfer`: the target of a transfer (issue 24). */
+  type: 'ai' | 'trunk' | 'transfer';
+  role: 'Agent' | 'Contact' | 'User';
   status: ParticipantStatus;
-  deviceKind?: 'trunk';
+  deviceKind?: 'trunk' | 'sip';
   invitedAt: string;
   joinedAt?: string;
   leftAt?: string;
@@ -73,7 +74,14 @@ export interface NetworkQuality {
 
 /** Final outcome of one dialed attempt (and of the call it ends). */
 export type AttemptStatus =
-  'answered' | 'busy' | 'missed' | 'failed' | 'cancelled' | 'failed_during_call' | 'voice_mail';
+  | 'answered'
+  | 'busy'
+  | 'missed'
+  | 'failed'
+  | 'cancelled'
+  | 'failed_during_call'
+  | 'voice_mail'
+  | 'transferred';
 
 /** Why the dial gate did not let a number be dialed (docs/decisions/dial-path.md). */
 export type SkipReason =
@@ -152,6 +160,74 @@ export interface OutboundResult {
   askedToNeverCallAgain?: boolean;
   askedToCallBackLater?: boolean;
   dateTimeToCallBack?: string;
+}
+
+/** spec §2.5 `transferringDetails.transferMode`. */
+export const TRANSFER_MODES = ['blind', 'warm', 'attended'] as const;
+export type TransferMode = (typeof TRANSFER_MODES)[number];
+
+/** spec §3.3: `transferringStatus` and a transfer attempt's `status`. */
+export type TransferringStatus =
+  'transferring' | 'pending_confirmation' | 'success' | 'failed' | 'aborted';
+
+/** Who asked for a transfer. */
+export type TransferRequestedBy = 'agent' | 'api';
+
+/**
+ * spec §2.5 `transferringDetails`: the transfer in progress, or the last one
+ * (the spec's required fields first, then the optional ones that apply to a
+ * transfer by REFER, then ours). Written only by the call session.
+ */
+export interface TransferringDetails {
+  /** The call record's id. */
+  callSourceId: string;
+  /** The SIP Call-ID of the leg that is transferred. */
+  callSourceCallId: string;
+  transferringStatus: TransferringStatus;
+  /** The caller ID of the call (Referred-By unless `showCallerId` is false). */
+  callerId: string | null;
+  /** A number or SIP URI outside the gateway: always `External` for now. */
+  destinationType: 'External';
+  /** E.164 number or SIP URI, as asked. */
+  destinationNumber: string;
+  transferMode: TransferMode;
+  /** Why it failed: refer_refused, transfer_failed, no_notify, call_ended, … */
+  transferFailedReason?: string;
+  transferReason?: string;
+  announceTransferReason?: boolean;
+  showCallerId?: boolean;
+  secondsToWaitForCallerToAnswer?: number;
+  messageToPersonWantingToBeTransferred?: string;
+  outboundTrunkId?: string;
+  /** When the far end first reported progress (REFER accepted, RFC 3515 §2.4.4). */
+  referAcceptedAt?: string;
+  // ours
+  /** The Refer-To URI sent. */
+  referTo: string;
+  requestedBy: TransferRequestedBy;
+  startedAt: string;
+  endedAt?: string;
+  /** The last status the far end reported (REFER response or NOTIFY sipfrag). */
+  sipStatus?: number;
+  sipReason?: string;
+}
+
+/** spec §2.5 `transferAttempts` item: one finished transfer. */
+export interface TransferAttempt {
+  status: 'success' | 'failed' | 'aborted';
+  /** When it finished. */
+  at: string;
+  destinationNumber: string;
+  destinationType: 'External';
+  transferReason?: string;
+  transferFailedReason?: string;
+  // ours
+  transferMode: TransferMode;
+  requestedBy: TransferRequestedBy;
+  startedAt: string;
+  endedAt: string;
+  sipStatus?: number;
+  sipReason?: string;
 }
 
 /** spec §2.5 `scheduledReason`. */
@@ -265,6 +341,11 @@ export interface CallRecord {
   outboundResult?: OutboundResult;
   /** Older agents send a free-text outcome instead of the object. */
   outboundResultLabel?: string;
+
+  /** The transfer in progress, or the last one (issue 24). */
+  transferringDetails?: TransferringDetails;
+  /** Finished transfers, oldest first. */
+  transferAttempts?: TransferAttempt[];
 }
 
 /** A change to a record: any fields but its identity. */

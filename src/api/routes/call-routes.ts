@@ -10,6 +10,7 @@ import type { CallRecord } from '../../model/call-record.js';
 import type { Store } from '../../store/store.js';
 import { ApiError } from '../error-catalogue.js';
 import { InitiateCallBodySchema } from '../../calls/intake/initiate-call-body.js';
+import { TransferBodySchema } from '../../calls/transfer/transfer-request.js';
 import { inFlightCap, type LoadSheddingConfig } from '../load-shedding.js';
 import { schemaError } from '../schema-errors.js';
 import { initiateCallResponses } from '../schemas/initiate-call-schema.js';
@@ -63,6 +64,21 @@ const OptOutSchema = Type.Object({
   reason: nullable(Type.String()),
   source: nullable(Type.String()),
   createdAt: Type.String({ format: 'date-time' }),
+});
+const TransferResultSchema = Type.Object({
+  callId: Type.String(),
+  transferringStatus: stringEnum(['success', 'failed', 'aborted'] as const),
+  transferMode: stringEnum(['blind', 'warm', 'attended'] as const),
+  destination: Type.String(),
+  transferFailedReason: Type.Optional(
+    Type.String({
+      description:
+        'refer_refused, transfer_failed, no_notify, call_ended, not_supported_yet, not_supported, …',
+    }),
+  ),
+  sipStatus: Type.Optional(Type.Integer()),
+  sipReason: Type.Optional(Type.String()),
+  referTo: Type.Optional(Type.String()),
 });
 const NumberParams = Type.Object({ number: Type.String({ description: 'E.164.' }) });
 
@@ -132,6 +148,26 @@ export function registerCallRoutes(
     },
     async (request) =>
       callView(await calls.hangup(request.auth.company.id, request.params.id, request.auth.key)),
+  );
+
+  api.post(
+    '/api/v1/phones/calls/:id/transfer',
+    {
+      config: { access: 'Calls' },
+      schema: {
+        ...common,
+        summary: 'Transfer a connected call (blind, by SIP REFER)',
+        description:
+          "Answers once the far end has reported the transfer's outcome (bounded by secondsToWaitForCallerToAnswer, else 32 s). success: the call ends transferred / call_transferred; failed: the call stays up with its agent. warm and attended are answered failed / not_supported_yet.",
+        params: IdParams,
+        body: TransferBodySchema,
+        response: { 200: TransferResultSchema },
+      },
+    },
+    async (request) => ({
+      callId: request.params.id,
+      ...(await calls.transfer(request.auth.company.id, request.params.id, request.body)),
+    }),
   );
 
   api.post(

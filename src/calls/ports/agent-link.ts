@@ -4,7 +4,12 @@
 // stops it when the call ends. The bridge writes nothing: what the agent
 // reports comes back as events, and the session writes them.
 import type { Agent } from '../../model/entities.js';
-import type { CallRecord, OutboundResult } from '../../model/call-record.js';
+import type {
+  CallRecord,
+  OutboundResult,
+  TransferMode,
+  TransferringStatus,
+} from '../../model/call-record.js';
 import type { MediaLeg } from './media-port.js';
 
 /** One transcript line as the agent sends it. */
@@ -31,6 +36,34 @@ export interface AgentReport {
   conversionStatus?: string;
 }
 
+/**
+ * The agent's `transfer` message, its shape checked (the session reads it as
+ * the API's transfer body: calls/transfer/transfer-request.ts).
+ */
+export interface AgentTransferRequest {
+  destination: string;
+  destinationType?: 'number' | 'sip_uri';
+  transferMode?: TransferMode;
+  blindTransfer?: boolean;
+  transferReason?: string;
+  messageToPersonWantingToBeTransferred?: string;
+  announceTransferReason?: boolean;
+  showCallerId?: boolean;
+  secondsToWaitForCallerToAnswer?: number;
+}
+
+/** What the agent is told of a transfer of its call (its `transfer` events). */
+export interface TransferProgressEvent {
+  status: TransferringStatus;
+  destination: string;
+  transferMode: TransferMode;
+  /** failed / aborted: why (refer_refused, transfer_failed, no_notify, not_supported_yet, …). */
+  reason?: string;
+  /** The far end's status (the REFER's response or a NOTIFY's sipfrag), when one came. */
+  sipStatus?: number;
+  sipReason?: string;
+}
+
 export type VoicemailVerdict = 'caller_voice_mail' | 'message_left';
 
 export interface AgentLinkHooks {
@@ -40,6 +73,8 @@ export interface AgentLinkHooks {
   result(report: AgentReport): void;
   /** Detected by our voicemail detector or declared by the agent. */
   voicemail(verdict: VoicemailVerdict): void;
+  /** The agent asked to transfer the call. */
+  transfer(request: AgentTransferRequest): void;
 }
 
 export interface AgentLink {
@@ -49,6 +84,8 @@ export interface AgentLink {
   start(media: MediaLeg, hooks: AgentLinkHooks): void;
   /** A DTMF digit from the far end (SIP INFO; RFC 4733 digits come through the media leg). */
   dtmf(digit: string): void;
+  /** How a transfer of the call goes (sent as the agent's `transfer` event). */
+  transferStatus?(event: TransferProgressEvent): void;
   /** The call ended: `stop` to the agent, then close; resolves once closed (bounded). */
   stop(): Promise<void>;
 }

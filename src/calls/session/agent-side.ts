@@ -12,6 +12,8 @@ import type {
   AgentLink,
   AgentLinkFactory,
   AgentReport,
+  AgentTransferRequest,
+  TransferProgressEvent,
   VoicemailVerdict,
 } from '../ports/agent-link.js';
 import type { OptOutRepository } from '../ports/call-store.js';
@@ -79,7 +81,11 @@ export class AgentSide {
   }
 
   /** The call was answered: the agent joins and streams from now on. */
-  bridge(media: MediaLeg, endCall: (reason: string) => void): void {
+  bridge(
+    media: MediaLeg,
+    endCall: (reason: string) => void,
+    transfer: (request: AgentTransferRequest) => void,
+  ): void {
     this.answeredAtMs = this.clock.now();
     if (this.participant !== undefined) {
       this.writer.updateParticipant(this.participant, {
@@ -103,7 +109,13 @@ export class AgentSide {
       voicemail: (verdict) => {
         this.verdict = verdict === 'message_left' ? verdict : (this.verdict ?? verdict);
       },
+      transfer: (request) => transfer(request),
     });
+  }
+
+  /** How a transfer of the call goes, to the agent (its `transfer` events). */
+  tellTransfer(event: TransferProgressEvent): void {
+    this.link?.transferStatus?.(event);
   }
 
   /** The AI participant at the end of the round. */

@@ -70,6 +70,7 @@ const LOCAL_END_STATUS: Record<string, AttemptStatus> = {
   call_stuck: 'failed_during_call',
   agent_disconnected: 'failed_during_call',
   no_voip_connection: 'failed_during_call',
+  call_transferred: 'transferred',
 };
 
 /**
@@ -121,6 +122,11 @@ export class CallAttempt {
 
   get answered(): boolean {
     return this.answeredAt !== undefined;
+  }
+
+  /** The confirmed leg while the call is connected and not ending (a transfer's REFER goes there). */
+  get connectedLeg(): SignalingLeg | undefined {
+    return this.answered && !this.settled && !this.localEnd ? this.leg : undefined;
   }
 
   /** A dialog (or an INVITE transaction) exists that the far end knows of. */

@@ -7,11 +7,17 @@
 // exceptions included.
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
-import type { CallRecord, EndedBy, SkippedAttempt } from '../../model/call-record.js';
+import type {
+  CallRecord,
+  EndedBy,
+  SkippedAttempt,
+  TransferRequestedBy,
+} from '../../model/call-record.js';
 import { OPEN_STATUSES, PRE_DIAL_STATUSES, type CallStatus } from '../../model/call-status.js';
 import type { Agent, SipTrunk } from '../../model/entities.js';
-import { buildDialRequest } from '../invite-request.js';
-import type { AgentLinkFactory } from '../ports/agent-link.js';
+import { CallError } from '../call-error.js';
+import { buildDialRequest, callerUriOf, numberAtTrunkUri } from '../invite-request.js';
+import type { AgentLinkFactory, AgentTransferRequest } from '../ports/agent-link.js';
 import type { CallStore } from '../ports/call-store.js';
 import type { MediaLeg, MediaPort } from '../ports/media-port.js';
 import type { SignalingPort } from '../ports/signaling-port.js';
@@ -20,6 +26,15 @@ import type { DestinationZones } from '../protections/destination-zones.js';
 import type { RetryPolicy } from '../scheduling/retry-policy.js';
 import type { Timers } from '../timers.js';
 import type { TrunkHealth } from '../trunk-resolution.js';
+import { optOutRefusal } from '../protections/opt-out-check.js';
+import {
+  numberOfDestination,
+  readTransferRequest,
+  type TransferBody,
+  type TransferRequest,
+  type TransferResult,
+} from '../transfer/transfer-request.js';
+import { BlindTransfer } from './call-transfer.js';
 import { AgentSide } from './agent-side.js';
 import { CallAttempt, type AttemptOutcome } from './call-attempt.js';
 import { dialTimeLimit } from './dial-time-limit.js';
@@ -64,6 +79,16 @@ export interface CallSessionDeps {
   agents?: AgentLinkFactory;
 }
 
+/** A transfer refused before any REFER (the record is not touched). */
+function refusedResult(req: TransferRequest, reason: string): TransferResult {
+  return {
+    transferringStatus: 'failed',
+    transferMode: req.transferMode,
+    destination: req.destination,
+    transferFailedReason: reason,
+  };
+}
+
 /** Outcomes after which the round's next number is tried. */
 const TRY_NEXT = new Set(['busy', 'missed', 'failed']);
 
@@ -75,6 +100,8 @@ export class CallSession {
   private readonly agentSide: AgentSide;
   readonly clock: SessionClock;
   private attempt: CallAttempt | undefined;
+  /** The transfer under way, or the last one. */
+  private transferRun: BlindTransfer | undefined;
   private media: MediaLeg | undefined;
   private claimed = false;
   /** The attempt being dialed (index in the record's attempts). */
@@ -263,7 +290,8 @@ export class CallSession {
         mediaSilenceMs: 1000 * (this.deps.settings.mediaInactivitySeconds ?? 0),
       },
       {
-        answered: (leg, endCall) => this.agentSide.bridge(leg, endCall),
+        answered: (leg, endCall) =>
+          this.agentSide.bridge(leg, endCall, (request) => this.agentTransfer(request)),
         dtmf: (digit) => this.agentSide.link?.dtmf(digit),
         progress: (phase) =>
           this.clock.enter(phase, phase === 'in_call' ? maxDurationMs : ringTimeoutMs),
@@ -285,7 +313,7 @@ export class CallSession {
       this.clock.enter('dialing', ringTimeoutMs);
       attempt.start(request);
     }
-    const outcome = await attempt.outcome;
+    const outcome = await attempt.outcome.finally(() => this.abortTransfer());
     this.attempt = undefined;
     this.attemptIndex = undefined;
     this.forgetDialog(); // BYE sent or received: nothing left to end after a crash
@@ -302,6 +330,99 @@ export class CallSession {
       ...(closed ? { networkQuality: closed.networkQuality } : {}),
       ...(closed?.recording ? { recordingFileId: closed.recording.fileId } : {}),
     };
+  }
+
+  /**
+   * Transfers the connected call (issue 24): blind by REFER; resolves with
+   * the outcome once the far end has reported it (bounded by the leg's
+   * timeout). Throws a CallError when the request cannot be carried out:
+   * invalid destination, call not connected, a transfer already under way,
+   * destination opted out.
+   */
+  transfer(body: TransferBody, requestedBy: TransferRequestedBy): Promise<TransferResult> {
+    const req = readTransferRequest(body);
+    const leg = this.attempt?.connectedLeg;
+    const status = this.writer.current.status;
+    if (this.transferRun && !this.transferRun.finished) {
+      throw new CallError('transfer_in_progress', 'A transfer of this call is already under way.');
+    }
+    if (!leg || status !== 'in_call') {
+      throw new CallError('call_not_live', `The call is not connected (${status}).`);
+    }
+    if (req.transferMode !== 'blind')
+      return Promise.resolve(refusedResult(req, 'not_supported_yet'));
+    const rec = this.writer.current;
+    const number = numberOfDestination(req);
+    if (number) {
+      const now = this.deps.clock.now();
+      if (optOutRefusal(this.deps.store.optOuts, rec.companyId, number, now, now)) {
+        throw new CallError('callee_opted_out', 'The transfer destination asked not to be called.');
+      }
+    }
+    if (!leg.refer) return Promise.resolve(refusedResult(req, 'not_supported'));
+    const trunk = rec.sipTrunkId ? this.deps.store.sipTrunks.getById(rec.sipTrunkId) : undefined;
+    if (req.destinationType === 'number' && !trunk) {
+      return Promise.resolve(refusedResult(req, 'no_trunk'));
+    }
+    const referTo =
+      req.destinationType === 'number' && trunk
+        ? numberAtTrunkUri(trunk, req.destination)
+        : req.destination;
+    const referredBy =
+      req.showCallerId && rec.callerId !== null && trunk
+        ? `<${callerUriOf(trunk, rec.callerId)}>`
+        : undefined;
+    const run = new BlindTransfer(
+      this.writer,
+      this.deps.timers,
+      this.log,
+      leg as typeof leg & { refer: NonNullable<typeof leg.refer> },
+      req,
+      { referTo, ...(referredBy ? { referredBy } : {}), ...(trunk ? { trunkId: trunk.id } : {}) },
+      requestedBy,
+      {
+        tell: (e) => this.agentSide.tellTransfer(e),
+        transferred: () => this.attempt?.end('call_transferred'),
+      },
+    );
+    this.transferRun = run;
+    run.start();
+    return run.result;
+  }
+
+  /** The agent's `transfer`: refusals come back to it as a `failed` event. */
+  private agentTransfer(request: AgentTransferRequest): void {
+    const fail = (reason: string) =>
+      this.agentSide.tellTransfer({
+        status: 'failed',
+        destination: request.destination,
+        transferMode: request.transferMode ?? 'blind',
+        reason,
+      });
+    try {
+      this.transfer(request, 'agent').then(
+        (r) => {
+          // Refused before any REFER: the transfer's own events were never sent.
+          if (r.transferringStatus === 'failed' && r.referTo === undefined) {
+            fail(r.transferFailedReason ?? 'failed');
+          }
+        },
+        (err: unknown) => this.log.warn({ err }, 'agent transfer failed'),
+      );
+    } catch (err) {
+      const code = err instanceof CallError ? err.code : 'session_error';
+      if (!(err instanceof CallError)) this.log.error({ err }, 'agent transfer not carried out');
+      fail(code);
+    }
+  }
+
+  /** The call is ending: a transfer still under way is aborted (before the final write). */
+  private abortTransfer(): void {
+    try {
+      this.transferRun?.abort();
+    } catch (err) {
+      this.log.warn({ err }, 'aborted transfer not written');
+    }
   }
 
   /** Ends the round: final status, or the next round scheduled (retry policy). */

@@ -57,7 +57,7 @@ async function liveCall(status: CallRecord['status'] = 'in_call'): Promise<strin
   return callId;
 }
 
-const transfer = (callId: string, payload: unknown) =>
+const transfer = (callId: string, payload: Record<string, unknown>) =>
   acme.request({ method: 'POST', url: `/api/v1/phones/calls/${callId}/transfer`, payload });
 
 describe('POST /api/v1/phones/calls/{id}/transfer', () => {
@@ -97,7 +97,7 @@ describe('POST /api/v1/phones/calls/{id}/transfer', () => {
     [{ destination: '+14155550123', secondsToWaitForCallerToAnswer: 0 }, 'wait out of range'],
     [{ destination: '+14155550123', to: '+14155550123' }, 'unknown field'],
     [{ destination: '+14155550123', showCallerId: 'yes' }, 'not a boolean'],
-  ])('400 for %j (%s), nothing asked of the call', async (payload) => {
+  ])('400 for %j (%s), nothing asked of the call', async (payload, _why) => {
     const callId = await liveCall();
     const res = await transfer(callId, payload);
     expect(res.statusCode).toBe(400);

@@ -212,7 +212,7 @@ export function intoCallingRules(
  * attempt in progress with it, so the counters see what was dialed.
  */
 export function writeSessionError(writer: RecordWriter, attemptIndex: number | undefined): void {
-  const answered = writer.current.status === 'in_call';
+  const answered = writer.current.status === 'in_call' || writer.current.status === 'transferring';
   const status = answered ? 'failed_during_call' : 'failed';
   const endCallReason = answered ? 'voip_phone_service_failed' : 'failed_to_connect';
   const endAt = writer.now();

@@ -95,6 +95,54 @@ describe.each(engines)('$name', (engine: Engine) => {
       });
     });
 
+    // Blind transfer by REFER (RFC 3515), asked through the API. The far ends check the
+    // Refer-To (the number at the trunk's address) and Referred-By (the caller ID) we send.
+    it('blind transfer: REFER 202, NOTIFY 100 then 200 → our BYE, transferred / call_transferred', async () => {
+      const sipp = await farEnd('uas-daemon-refer-accept-notify-100-200.xml');
+      const callId = await gw.call(await trunk(sipp), number());
+      await gw.waitFor(callId, 'in_call');
+      const res = await gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
+        destination: '+14155550123',
+        transferMode: 'blind',
+      });
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+      expect(res.json).toMatchObject({ transferringStatus: 'success', sipStatus: 200 });
+      const rec = await gw.waitFor(callId);
+      const result = await sipp.done;
+      expect(result.code, result.errors).toBe(0);
+      expect(rec).toMatchObject({
+        status: 'transferred',
+        endCallReason: 'call_transferred',
+        transferringDetails: {
+          transferringStatus: 'success',
+          transferMode: 'blind',
+          sipStatus: 200,
+        },
+        transferAttempts: [expect.objectContaining({ status: 'success', sipStatus: 200 })],
+      });
+    });
+
+    it('blind transfer: REFER answered 405 → the call stays up, the attempt failed 405; our BYE later', async () => {
+      const sipp = await farEnd('uas-daemon-refer-405.xml');
+      const callId = await gw.call(await trunk(sipp), number());
+      await gw.waitFor(callId, 'in_call');
+      const res = await gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
+        destination: '+14155550123',
+        transferMode: 'blind',
+      });
+      expect(res.json).toMatchObject({ transferringStatus: 'failed', sipStatus: 405 });
+      expect((await gw.get(callId)).status).toBe('in_call');
+      await gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
+      const rec = await gw.waitFor(callId);
+      const result = await sipp.done;
+      expect(result.code, result.errors).toBe(0);
+      expect(rec).toMatchObject({
+        status: 'answered',
+        endCallReason: 'user_hungup',
+        transferAttempts: [expect.objectContaining({ status: 'failed', sipStatus: 405 })],
+      });
+    });
+
     it('407 then 200 with the trunk credentials, then our BYE', async () => {
       const sipp = await farEnd('uas-407-then-200.xml');
       const trunkId = await trunk(sipp, { username: 'alice', password: 'secret' });

@@ -149,6 +149,9 @@ export class CallSession {
     if (this.forced) return;
     this.forced = true;
     this.stopCause ??= cause;
+    // A transfer under way ends as aborted while the record is still open: a final
+    // record never says `transferring`.
+    this.abortTransfer();
     const reason = writeForcedEnd(this.writer, cause);
     this.attempt?.end(reason);
   }

@@ -62,8 +62,11 @@ const signaling: SignalingPort = {
 };
 const media: MediaPort = { createSession: async () => new FakeMedia() as unknown as MediaLeg };
 
+/** The dialer behind the last makeCalls(). */
+let dialer: Dialer;
+
 function makeCalls(): CallService {
-  const dialer = new Dialer({
+  dialer = new Dialer({
     store,
     clock,
     zones: async () => ({ country: 'US', zones: ['America/New_York'] }),
@@ -336,6 +339,24 @@ describe('blind transfer by REFER', () => {
     leg.finishRefer({ kind: 'transferred', status: 200, reason: 'OK' }); // too late: nothing changes
     await vi.advanceTimersByTimeAsync(0);
     expect(record(callId).transferAttempts).toHaveLength(1);
+  });
+
+  it('shutdown past its grace while a REFER waits: the final record says aborted, never transferring', async () => {
+    const calls = makeCalls();
+    const { callId, leg } = await answeredCall(calls);
+    leg.referScript = { hold: true };
+    leg.holdBye = true; // the far end never answers our BYE: the drain forces the end
+    const pending = calls.transfer(companyId, callId, { destination: TARGET });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(record(callId).status).toBe('transferring');
+    const drained = dialer.drain(10);
+    await vi.advanceTimersByTimeAsync(20);
+    await drained;
+    const r = record(callId);
+    expect(['answered', 'failed_during_call']).toContain(r.status);
+    expect(r.transferringDetails?.transferringStatus).toBe('aborted');
+    expect(r.transferAttempts?.map((a) => a.status)).toEqual(['aborted']);
+    expect(await pending).toMatchObject({ transferringStatus: 'aborted' });
   });
 
   it('call not live: call_not_live before the answer and after the end; nothing written', async () => {

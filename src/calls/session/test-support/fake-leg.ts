@@ -98,8 +98,12 @@ export class FakeLeg extends EventEmitter implements SignalingLeg {
     pending?.resolve(o);
   }
 
+  /** When true, our BYE is never answered: the leg never ends by itself. */
+  holdBye = false;
+
   async bye(reason?: { q850?: number; text?: string }): Promise<void> {
     this.byes.push(reason);
+    if (this.holdBye) return;
     queueMicrotask(() => this.fire('ended', { by: 'local' }));
   }
 }

@@ -95,4 +95,18 @@ describe('RetryPolicy.decide', () => {
     );
     expect(past).toMatchObject({ dueAt: NOW, numbers: [NUMBER] });
   });
+
+  it('a transferred call is not called back, even when the agent noted a callback before the transfer', () => {
+    expect(
+      decide(
+        {
+          outboundResult: {
+            askedToCallBackLater: true,
+            dateTimeToCallBack: '2026-03-10T15:02:00Z',
+          },
+        },
+        { status: 'transferred', endCallReason: 'call_transferred' },
+      ),
+    ).toBeNull();
+  });
 });

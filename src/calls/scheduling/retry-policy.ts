@@ -78,6 +78,8 @@ export class RetryPolicy {
     const now = this.clock.now();
     const result = record.outboundResult ?? {};
     if (result.askedToNeverCallAgain) return null;
+    // Handed to a person: the conversation goes on there, a callback the agent noted before is moot.
+    if (outcome.status === 'transferred') return null;
     const callbackAt = result.dateTimeToCallBack ? Date.parse(result.dateTimeToCallBack) : NaN;
     if (result.askedToCallBackLater && !Number.isNaN(callbackAt)) {
       return {

@@ -123,8 +123,6 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
   },
 
   // Store
-
-  // Store
   {
     key: 'store.path',
     type: 'string',

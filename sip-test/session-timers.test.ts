@@ -20,8 +20,8 @@
 // far_end_probe_no_answer.
 //
 // T1 is 50 ms here, so a request nobody answers times out in 3.2 s (Timer F).
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { FarEnds } from './support/far-end.js';
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
+import { FarEnds, type FarEndOptions } from './support/far-end.js';
 import { startGateway, type Gateway } from './support/gateway-harness.js';
 
 let gw: Gateway;
@@ -57,19 +57,55 @@ const requests = (messages: string, method: string) =>
 const header = (msg: string, name: string) =>
   new RegExp(`^${name}:\\s*(.*)$`, 'mi').exec(msg)?.[1]?.trim();
 
+/**
+ * A call to a SIPp far end playing `scenario`, waited for up to `waitMs`: its
+ * record and SIPp's result (SIPp exited 0).
+ */
+async function callFarEnd(
+  expect: ExpectStatic,
+  scenario: string,
+  options: FarEndOptions,
+  waitMs: number,
+) {
+  const sipp = await farEnds.start(scenario, options);
+  const callId = await gw.call(await gw.trunk(sipp.port), number());
+  const rec = await gw.waitFor(callId, undefined, waitMs);
+  const res = await sipp.done;
+  expect(res.code, res.errors).toBe(0);
+  return { rec, res };
+}
+
+/**
+ * The call failed during the call, no_voip_connection / `endDetail`, ended
+ * more than `min` and less than `max` s after the answer.
+ */
+function expectDropped(
+  expect: ExpectStatic,
+  rec: { startAt: string; endAt: string },
+  endDetail: string,
+  min: number,
+  max: number,
+) {
+  expect(rec).toMatchObject({
+    status: 'failed_during_call',
+    endCallReason: 'no_voip_connection',
+    endDetail,
+  });
+  const took = seconds(rec.startAt, rec.endAt);
+  expect(took).toBeGreaterThan(min);
+  expect(took).toBeLessThan(max);
+}
+
 describe.concurrent('session timers against SIPp far ends', () => {
   it('we refresh (UPDATE) and the far end answers: the call outlives its 6 s interval, ends caller_hungup', async ({
     expect,
   }) => {
-    const sipp = await farEnds.start('uas-session-timer-refreshed.xml', {
-      rtpEcho: true,
-      keys: { se: '6' },
-      timeoutSec: 40,
-    });
-    const callId = await gw.call(await gw.trunk(sipp.port), number());
-    const rec = await gw.waitFor(callId, undefined, 30_000);
-    const res = await sipp.done;
-    expect(res.code, res.errors).toBe(0);
+    const { rec, res } = await callFarEnd(
+      expect,
+      'uas-session-timer-refreshed.xml',
+      { rtpEcho: true, keys: { se: '6' }, timeoutSec: 40 },
+      30_000,
+    );
     const invite = requests(res.messages, 'INVITE')[0]!;
     expect(header(invite, 'Session-Expires')).toBe('1800');
     expect(header(invite, 'Min-SE')).toBe('90');
@@ -85,63 +121,40 @@ describe.concurrent('session timers against SIPp far ends', () => {
   it('we refresh (re-INVITE) and the far end stops answering: BYE within the interval, failed_during_call / no_voip_connection', async ({
     expect,
   }) => {
-    const sipp = await farEnds.start('uas-session-timer-stops-answering.xml', {
-      rtpEcho: true,
-      keys: { se: '10' },
-      timeoutSec: 40,
-    });
-    const callId = await gw.call(await gw.trunk(sipp.port), number());
-    const rec = await gw.waitFor(callId, undefined, 30_000);
-    const res = await sipp.done;
-    expect(res.code, res.errors).toBe(0);
-    expect(rec).toMatchObject({
-      status: 'failed_during_call',
-      endCallReason: 'no_voip_connection',
-      endDetail: 'session_refresh_no_answer',
-    });
+    const { rec, res } = await callFarEnd(
+      expect,
+      'uas-session-timer-stops-answering.xml',
+      { rtpEcho: true, keys: { se: '10' }, timeoutSec: 40 },
+      30_000,
+    );
     // refresh 1 answered at 5 s; refresh 2 at 10 s, unanswered for Timer B (3.2 s):
     // ended 13.2 s after the answer, inside the interval counted from refresh 1 (15 s).
-    const took = seconds(rec.startAt, rec.endAt);
-    expect(took).toBeGreaterThan(12);
-    expect(took).toBeLessThan(15);
+    expectDropped(expect, rec, 'session_refresh_no_answer', 12, 15);
     expect(requests(res.messages, 'BYE')).not.toHaveLength(0);
   });
 
   it('the far end is the refresher and never refreshes: BYE at 9 − 9/3 = 6 s, no_voip_connection / session_expired', async ({
     expect,
   }) => {
-    const sipp = await farEnds.start('uas-session-timer-never-refreshes.xml', {
-      rtpEcho: true,
-      keys: { se: '9' },
-      timeoutSec: 30,
-    });
-    const callId = await gw.call(await gw.trunk(sipp.port), number());
-    const rec = await gw.waitFor(callId, undefined, 20_000);
-    const res = await sipp.done;
-    expect(res.code, res.errors).toBe(0);
-    expect(rec).toMatchObject({
-      status: 'failed_during_call',
-      endCallReason: 'no_voip_connection',
-      endDetail: 'session_expired',
-    });
-    const took = seconds(rec.startAt, rec.endAt);
-    expect(took).toBeGreaterThan(5.5);
-    expect(took).toBeLessThan(7.5);
+    const { rec, res } = await callFarEnd(
+      expect,
+      'uas-session-timer-never-refreshes.xml',
+      { rtpEcho: true, keys: { se: '9' }, timeoutSec: 30 },
+      20_000,
+    );
+    expectDropped(expect, rec, 'session_expired', 5.5, 7.5);
     expect(header(requests(res.messages, 'BYE')[0]!, 'Reason')).toMatch(/^Q\.850;cause=102/);
   });
 
   it('the far end refreshes every 3 s (interval 6 s): the call lives on until it hangs up', async ({
     expect,
   }) => {
-    const sipp = await farEnds.start('uas-session-timer-far-refreshes.xml', {
-      rtpEcho: true,
-      keys: { se: '6' },
-      timeoutSec: 40,
-    });
-    const callId = await gw.call(await gw.trunk(sipp.port), number());
-    const rec = await gw.waitFor(callId, undefined, 30_000);
-    const res = await sipp.done;
-    expect(res.code, res.errors).toBe(0);
+    const { rec } = await callFarEnd(
+      expect,
+      'uas-session-timer-far-refreshes.xml',
+      { rtpEcho: true, keys: { se: '6' }, timeoutSec: 40 },
+      30_000,
+    );
     expect(rec).toMatchObject({ status: 'answered', endCallReason: 'caller_hungup' });
     expect(seconds(rec.startAt, rec.endAt)).toBeGreaterThanOrEqual(8.5);
   });
@@ -149,15 +162,12 @@ describe.concurrent('session timers against SIPp far ends', () => {
   it('422 Session Interval Too Small: the INVITE again with CSeq + 1 asking for the far end’s Min-SE', async ({
     expect,
   }) => {
-    const sipp = await farEnds.start('uas-422-then-200.xml', {
-      rtpEcho: true,
-      keys: { minse: '3600' },
-      timeoutSec: 30,
-    });
-    const callId = await gw.call(await gw.trunk(sipp.port), number());
-    const rec = await gw.waitFor(callId, undefined, 20_000);
-    const res = await sipp.done;
-    expect(res.code, res.errors).toBe(0);
+    const { rec, res } = await callFarEnd(
+      expect,
+      'uas-422-then-200.xml',
+      { rtpEcho: true, keys: { minse: '3600' }, timeoutSec: 30 },
+      20_000,
+    );
     const invites = requests(res.messages, 'INVITE');
     const [first, second] = [invites[0]!, invites.find((m) => /^CSeq:\s*2 INVITE/im.test(m))!];
     expect(header(first, 'Session-Expires')).toBe('1800');
@@ -172,20 +182,14 @@ describe('liveness: no RTP from the far end and no answer in its dialog', () => 
   it('a far end that holds the call and vanishes: OPTIONS unanswered → BYE, no_voip_connection / far_end_probe_no_answer', async ({
     expect,
   }) => {
-    const sipp = await farEnds.start('uas-hold-then-vanish.xml', { timeoutSec: 40 });
-    const callId = await gw.call(await gw.trunk(sipp.port), number());
-    const rec = await gw.waitFor(callId, undefined, 30_000);
-    const res = await sipp.done;
-    expect(res.code, res.errors).toBe(0);
-    expect(rec).toMatchObject({
-      status: 'failed_during_call',
-      endCallReason: 'no_voip_connection',
-      endDetail: 'far_end_probe_no_answer',
-    });
+    const { rec, res } = await callFarEnd(
+      expect,
+      'uas-hold-then-vanish.xml',
+      { timeoutSec: 40 },
+      30_000,
+    );
     // silence noticed on a 5 s media report (≥ 3 s), then Timer F (3.2 s)
-    const took = seconds(rec.startAt, rec.endAt);
-    expect(took).toBeGreaterThan(6);
-    expect(took).toBeLessThan(15);
+    expectDropped(expect, rec, 'far_end_probe_no_answer', 6, 15);
     expect(requests(res.messages, 'OPTIONS')).not.toHaveLength(0);
   });
 });

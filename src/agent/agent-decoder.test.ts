@@ -14,6 +14,19 @@ const FULL_RESULT = {
   conversionStatus: 'converted',
 };
 
+/** A transfer with every field, read through as given. */
+const FULL_TRANSFER = {
+  destination: '+14155550123',
+  destinationType: 'number',
+  transferMode: 'attended',
+  blindTransfer: false,
+  transferReason: 'billing',
+  messageToPersonWantingToBeTransferred: 'One moment.',
+  announceTransferReason: true,
+  showCallerId: false,
+  secondsToWaitForCallerToAnswer: 25,
+};
+
 const j = (v: unknown): string => JSON.stringify(v);
 
 describe('decodeAgentFrame: Twilio messages', () => {
@@ -79,34 +92,8 @@ describe('decodeAgentFrame: our extensions', () => {
       },
     ],
     [
-      {
-        event: 'transfer',
-        transfer: {
-          destination: '+14155550123',
-          destinationType: 'number',
-          transferMode: 'attended',
-          blindTransfer: false,
-          transferReason: 'billing',
-          messageToPersonWantingToBeTransferred: 'One moment.',
-          announceTransferReason: true,
-          showCallerId: false,
-          secondsToWaitForCallerToAnswer: 25,
-        },
-      },
-      {
-        event: 'transfer',
-        data: {
-          destination: '+14155550123',
-          destinationType: 'number',
-          transferMode: 'attended',
-          blindTransfer: false,
-          transferReason: 'billing',
-          messageToPersonWantingToBeTransferred: 'One moment.',
-          announceTransferReason: true,
-          showCallerId: false,
-          secondsToWaitForCallerToAnswer: 25,
-        },
-      },
+      { event: 'transfer', transfer: FULL_TRANSFER },
+      { event: 'transfer', data: FULL_TRANSFER },
     ],
     [
       { event: 'result', result: { ...FULL_RESULT, extra: 'dropped' } },

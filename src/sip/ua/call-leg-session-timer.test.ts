@@ -3,100 +3,27 @@
 // refresh (UPDATE or re-INVITE) and how its failures end the call, the
 // in-dialog probe, and the dialog snapshot a BYE after a crash is built from.
 
-import { createSocket, type Socket } from 'node:dgram';
-import { afterEach, describe, expect, it } from 'vitest';
-import { getHeader, getHeaders, parseMessage, serializeMessage } from '../message/index.js';
-import type { SipMessage, SipRequest } from '../message/types.js';
-import { createResponse } from '../transaction/create-response.js';
+import { describe, expect, it } from 'vitest';
+import { getHeader, getHeaders } from '../message/index.js';
+import type { SipRequest } from '../message/types.js';
 import type { CallLegEvents, DialogSnapshot, InviteOptions } from './call-leg-types.js';
 import type { SipStackConfig } from './config.js';
-import { createSipStack, type SipStack } from './sip-stack.js';
+import { createSipStack } from './sip-stack.js';
+import { peerTestbed, SDP, type UdpPeer } from './test-support/udp-peer.js';
 
-const SDP =
-  'v=0\r\no=gw 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n';
-
-class Peer {
-  readonly inbox: SipMessage[] = [];
-  from = 0;
-  constructor(readonly sock: Socket) {
-    sock.on('message', (buf, rinfo) => {
-      this.from = rinfo.port;
-      this.inbox.push(parseMessage(buf));
-    });
-  }
-  static async create(): Promise<Peer> {
-    const s = createSocket('udp4');
-    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-    return new Peer(s);
-  }
-  get port(): number {
-    return this.sock.address().port;
-  }
-  /** The next request of `method` (retransmissions of one already taken are skipped). */
-  async next(method: string, ms = 3000): Promise<SipRequest> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const i = this.inbox.findIndex((m) => m.kind === 'request' && m.method === method);
-      if (i >= 0) {
-        const req = this.inbox.splice(i, 1)[0] as SipRequest;
-        const key = `${getHeader(req, 'call-id')} ${getHeader(req, 'cseq')}`;
-        if (!this.taken.has(key)) {
-          this.taken.add(key);
-          return req;
-        }
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`no ${method} in ${ms} ms`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-  private readonly taken = new Set<string>();
-  reply(
-    req: SipRequest,
-    status: number,
-    reason: string,
-    toTag?: string,
-    headers: Array<[string, string]> = [],
-    body?: string,
-  ): void {
-    const res = createResponse(req, status, reason, {
-      toTag,
-      headers: [['contact', `<sip:peer@127.0.0.1:${this.port}>`], ...headers],
-      body,
-      contentType: body ? 'application/sdp' : undefined,
-    });
-    this.sock.send(serializeMessage(res), this.from, '127.0.0.1');
-  }
-}
-
-let stack: SipStack | undefined;
-let peer: Peer | undefined;
-afterEach(async () => {
-  peer?.sock.close();
-  await stack?.stop();
-  stack = undefined;
-  peer = undefined;
-});
+const bed = peerTestbed();
 
 async function setup(config: Partial<SipStackConfig> = {}, extra: Partial<InviteOptions> = {}) {
-  stack = createSipStack({
-    udp: { host: '127.0.0.1', port: 0 },
-    tcp: false,
-    timers: { T1: 20, T2: 160, T4: 200 },
-    ...config,
-  });
-  await stack.start();
-  peer = await Peer.create();
   const snapshots: DialogSnapshot[] = [];
-  const leg = stack.invite({
-    target: { host: '127.0.0.1', port: peer.port, transport: 'udp' },
-    requestUri: `sip:bob@127.0.0.1:${peer.port}`,
-    from: { uri: 'sip:gw@127.0.0.1' },
-    to: { uri: 'sip:bob@127.0.0.1' },
-    sdp: SDP,
-    onDialog: (d) => snapshots.push(d),
-    ...extra,
-  });
+  const { stack, peer, leg } = await bed.invite(
+    {
+      udp: { host: '127.0.0.1', port: 0 },
+      tcp: false,
+      timers: { T1: 20, T2: 160, T4: 200 },
+      ...config,
+    },
+    { onDialog: (d) => snapshots.push(d), ...extra },
+  );
   return { stack, peer, leg, snapshots };
 }
 
@@ -109,7 +36,7 @@ function waitFor<K extends keyof CallLegEvents>(
 
 /** Answers the INVITE with Session-Expires (and Allow) as given. */
 async function answer(
-  p: Peer,
+  p: UdpPeer,
   leg: Parameters<typeof waitFor>[0],
   headers: Array<[string, string]>,
 ): Promise<SipRequest> {
@@ -251,11 +178,11 @@ describe('RFC 4028 §10: a failed refresh or a missing one ends the call with BY
   });
 
   it('refresher=uas and the far end refreshes (re-INVITE) → the session lives past its interval', async () => {
-    const { peer, leg } = await setup();
+    const { peer, leg, stack } = await setup();
     const invite = await answer(peer, leg, [['session-expires', '2;refresher=uas']]);
     const to = `${getHeader(invite, 'from')}`;
     const from = `<sip:bob@127.0.0.1>;tag=far`;
-    const gw = stack!.localAddress('udp');
+    const gw = stack.localAddress('udp');
     for (let i = 0; i < 3; i++) {
       await new Promise((r) => setTimeout(r, 800));
       const req =

@@ -1,95 +1,19 @@
 // Call-leg behaviour against a scripted UDP peer on loopback (short timers):
 // held CANCEL, forking, Timer B, transport errors, session timers, 481.
 
-import { createSocket, type Socket } from 'node:dgram';
-import { afterEach, describe, expect, it } from 'vitest';
-import { getHeader, parseMessage, serializeMessage } from '../message/index.js';
-import type { SipMessage, SipRequest } from '../message/types.js';
-import { createResponse } from '../transaction/create-response.js';
+import { describe, expect, it } from 'vitest';
+import { getHeader } from '../message/index.js';
 import type { CallLegEvents } from './call-leg-types.js';
-import { createSipStack, type SipStack } from './sip-stack.js';
+import { peerTestbed, SDP } from './test-support/udp-peer.js';
 
-const SDP =
-  'v=0\r\no=gw 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n';
-
-class Peer {
-  readonly inbox: SipMessage[] = [];
-  private waiters: Array<() => void> = [];
-  constructor(readonly sock: Socket) {
-    sock.on('message', (buf, rinfo) => {
-      const msg = parseMessage(buf);
-      this.from = rinfo.port;
-      this.inbox.push(msg);
-      for (const w of this.waiters.splice(0)) w();
-    });
-  }
-  from = 0;
-  static async create(): Promise<Peer> {
-    const s = createSocket('udp4');
-    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-    return new Peer(s);
-  }
-  get port(): number {
-    return this.sock.address().port;
-  }
-  async next(method: string, ms = 3000): Promise<SipRequest> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const i = this.inbox.findIndex((m) => m.kind === 'request' && m.method === method);
-      if (i >= 0) return this.inbox.splice(i, 1)[0] as SipRequest;
-      if (Date.now() > deadline) throw new Error(`no ${method}`);
-      await new Promise<void>((r) => {
-        this.waiters.push(r);
-        setTimeout(r, 20);
-      });
-    }
-  }
-  reply(
-    req: SipRequest,
-    status: number,
-    reason: string,
-    toTag?: string,
-    headers: Array<[string, string]> = [],
-    body?: string,
-  ): void {
-    const res = createResponse(req, status, reason, {
-      toTag,
-      headers: [['contact', `<sip:peer@127.0.0.1:${this.port}>`], ...headers],
-      body,
-      contentType: body ? 'application/sdp' : undefined,
-    });
-    this.sock.send(serializeMessage(res), this.from, '127.0.0.1');
-  }
-  has(method: string): boolean {
-    return this.inbox.some((m) => m.kind === 'request' && m.method === method);
-  }
-}
-
-let stack: SipStack | undefined;
-let peer: Peer | undefined;
-afterEach(async () => {
-  peer?.sock.close();
-  await stack?.stop();
-  stack = undefined;
-  peer = undefined;
-});
+const bed = peerTestbed();
 
 async function setup(T1 = 20) {
-  stack = createSipStack({
+  return bed.invite({
     udp: { host: '127.0.0.1', port: 0 },
     tcp: { host: '127.0.0.1', port: 0 },
     timers: { T1, T2: T1 * 8, T4: T1 * 10 },
   });
-  await stack.start();
-  peer = await Peer.create();
-  const leg = stack.invite({
-    target: { host: '127.0.0.1', port: peer.port, transport: 'udp' },
-    requestUri: `sip:bob@127.0.0.1:${peer.port}`,
-    from: { uri: 'sip:gw@127.0.0.1' },
-    to: { uri: 'sip:bob@127.0.0.1' },
-    sdp: SDP,
-  });
-  return { stack, peer, leg };
 }
 
 function waitFor<K extends keyof CallLegEvents>(
@@ -141,8 +65,7 @@ describe('CallLeg', () => {
   });
 
   it('transport error: failed 503, cause transport', async () => {
-    stack = createSipStack({ udp: false, tcp: { host: '127.0.0.1', port: 0 } });
-    await stack.start();
+    const stack = await bed.start({ udp: false, tcp: { host: '127.0.0.1', port: 0 } });
     const leg = stack.invite({
       target: { host: '127.0.0.1', port: 1, transport: 'tcp' },
       requestUri: 'sip:bob@127.0.0.1:1;transport=tcp',

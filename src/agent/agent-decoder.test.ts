@@ -25,6 +25,7 @@ const FULL_TRANSFER = {
   announceTransferReason: true,
   showCallerId: false,
   secondsToWaitForCallerToAnswer: 25,
+  fallbackToBridge: true,
 };
 
 const j = (v: unknown): string => JSON.stringify(v);
@@ -120,6 +121,7 @@ describe('decodeAgentFrame: our extensions', () => {
     { event: 'transfer', transfer: { to: '+15550100', mode: 'teleport' } },
     { event: 'transfer', transfer: { destination: '+15550100', destinationType: 'phone' } },
     { event: 'transfer', transfer: { destination: '+15550100', showCallerId: 'yes' } },
+    { event: 'transfer', transfer: { destination: '+15550100', fallbackToBridge: 1 } },
     {
       event: 'transfer',
       transfer: { destination: '+15550100', secondsToWaitForCallerToAnswer: 0 },

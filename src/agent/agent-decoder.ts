@@ -94,7 +94,12 @@ const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
     if (reason !== undefined && !isText(reason, 500)) return null;
     const message = t.messageToPersonWantingToBeTransferred;
     if (message !== undefined && !isText(message, 2000)) return null;
-    for (const flag of ['blindTransfer', 'announceTransferReason', 'showCallerId'] as const) {
+    for (const flag of [
+      'blindTransfer',
+      'announceTransferReason',
+      'showCallerId',
+      'fallbackToBridge',
+    ] as const) {
       if (t[flag] !== undefined && !isBool(t[flag])) return null;
     }
     const wait = t.secondsToWaitForCallerToAnswer;
@@ -113,6 +118,7 @@ const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
     if (isBool(t.announceTransferReason))
       transfer.announceTransferReason = t.announceTransferReason;
     if (isBool(t.showCallerId)) transfer.showCallerId = t.showCallerId;
+    if (isBool(t.fallbackToBridge)) transfer.fallbackToBridge = t.fallbackToBridge;
     if (typeof wait === 'number') transfer.secondsToWaitForCallerToAnswer = wait;
     return { event: 'transfer', data: transfer };
   },

@@ -81,6 +81,8 @@ export interface AgentTransfer {
   announceTransferReason?: boolean;
   showCallerId?: boolean;
   secondsToWaitForCallerToAnswer?: number;
+  /** A refused REFER: dial the destination as a second leg and bridge (issue 24). */
+  fallbackToBridge?: boolean;
 }
 
 export interface AgentResult {

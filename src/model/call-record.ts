@@ -37,6 +37,8 @@ export interface Participant {
   remotePort?: number;
   initiator?: boolean;
   durationSeconds?: number;
+  /** A bridged transfer target: its own media leg's figures. */
+  networkQuality?: NetworkQuality;
 }
 
 /** spec §2.5 `sipFailure`, plus the raw pieces kept for diagnosis. */
@@ -201,7 +203,14 @@ export interface TransferringDetails {
   outboundTrunkId?: string;
   /** When the far end first reported progress (REFER accepted, RFC 3515 §2.4.4). */
   referAcceptedAt?: string;
+  /** Transfer by bridging: the target's leg (its SIP Call-ID, when its INVITE left). */
+  callDestinationCallId?: string;
+  inviteSentAt?: string;
   // ours
+  /** `bridge`: the REFER was refused and the destination dialed as a second leg (fallbackToBridge). */
+  via?: 'refer' | 'bridge';
+  /** The refused REFER's status, when the transfer fell back to bridging. */
+  referRefusedStatus?: number;
   /** The Refer-To URI sent. */
   referTo: string;
   requestedBy: TransferRequestedBy;
@@ -228,6 +237,8 @@ export interface TransferAttempt {
   endedAt: string;
   sipStatus?: number;
   sipReason?: string;
+  /** `bridge`: carried out by dialing the destination and bridging (fallbackToBridge). */
+  via?: 'refer' | 'bridge';
 }
 
 /** spec §2.5 `scheduledReason`. */

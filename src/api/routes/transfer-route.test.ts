@@ -97,12 +97,24 @@ describe('POST /api/v1/phones/calls/{id}/transfer', () => {
     [{ destination: '+14155550123', secondsToWaitForCallerToAnswer: 0 }, 'wait out of range'],
     [{ destination: '+14155550123', to: '+14155550123' }, 'unknown field'],
     [{ destination: '+14155550123', showCallerId: 'yes' }, 'not a boolean'],
+    [{ destination: '+14155550123', fallbackToBridge: 'yes' }, 'fallbackToBridge not a boolean'],
   ])('400 for %j (%s), nothing asked of the call', async (payload, _why) => {
     const callId = await liveCall();
     const res = await transfer(callId, payload);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ error: expect.any(String), reason: expect.any(String) });
     expect(asked).toEqual([]);
+  });
+
+  it('fallbackToBridge is passed on, and the OpenAPI document shows it in the body', async () => {
+    const callId = await liveCall();
+    const res = await transfer(callId, { destination: '+14155550123', fallbackToBridge: true });
+    expect(res.statusCode).toBe(200);
+    expect(asked).toEqual([{ destination: '+14155550123', fallbackToBridge: true }]);
+    const doc = JSON.stringify(
+      (await gw.app.inject({ method: 'GET', url: '/openapi.json' })).json(),
+    );
+    expect(doc).toContain('fallbackToBridge');
   });
 
   it('400 invalid_transfer_destination / invalid_transfer_mode from the domain', async () => {

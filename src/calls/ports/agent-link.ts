@@ -50,6 +50,7 @@ export interface AgentTransferRequest {
   announceTransferReason?: boolean;
   showCallerId?: boolean;
   secondsToWaitForCallerToAnswer?: number;
+  fallbackToBridge?: boolean;
 }
 
 /** What the agent is told of a transfer of its call (its `transfer` events). */

@@ -35,6 +35,7 @@ import {
   type TransferResult,
 } from '../transfer/transfer-request.js';
 import { BlindTransfer } from './call-transfer.js';
+import { AgentMediaGate, TargetBridge, type BridgeDialResult } from './target-bridge.js';
 import { AgentSide } from './agent-side.js';
 import { CallAttempt, type AttemptOutcome } from './call-attempt.js';
 import { dialTimeLimit } from './dial-time-limit.js';
@@ -94,6 +95,9 @@ const TRY_NEXT = new Set(['busy', 'missed', 'failed']);
 
 const MEDIA_CLOSE_TIMEOUT_MS = 2000;
 
+/** How long a bridged transfer's target may ring (secondsToWaitForCallerToAnswer's default). */
+const DEFAULT_BRIDGE_WAIT_SECONDS = 30;
+
 export class CallSession {
   private readonly writer: RecordWriter;
   private readonly log: Logger;
@@ -103,6 +107,10 @@ export class CallSession {
   /** The transfer under way, or the last one. */
   private transferRun: BlindTransfer | undefined;
   private media: MediaLeg | undefined;
+  /** The callee's media as the agent sees it (cut off while a transfer is bridged). */
+  private agentGate: AgentMediaGate | undefined;
+  /** A transfer by bridging: the target's leg and media (issue 24 item 3). */
+  private bridge: TargetBridge | undefined;
   private claimed = false;
   /** The attempt being dialed (index in the record's attempts). */
   private attemptIndex: number | undefined;
@@ -293,8 +301,11 @@ export class CallSession {
         mediaSilenceMs: 1000 * (this.deps.settings.mediaInactivitySeconds ?? 0),
       },
       {
-        answered: (leg, endCall) =>
-          this.agentSide.bridge(leg, endCall, (request) => this.agentTransfer(request)),
+        answered: (leg, endCall) => {
+          const gate = new AgentMediaGate(leg);
+          this.agentGate = gate;
+          this.agentSide.bridge(gate, endCall, (request) => this.agentTransfer(request));
+        },
         dtmf: (digit) => this.agentSide.link?.dtmf(digit),
         progress: (phase) =>
           this.clock.enter(phase, phase === 'in_call' ? maxDurationMs : ringTimeoutMs),
@@ -316,7 +327,14 @@ export class CallSession {
       this.clock.enter('dialing', ringTimeoutMs);
       attempt.start(request);
     }
-    const outcome = await attempt.outcome.finally(() => this.abortTransfer());
+    const ended = await attempt.outcome.finally(() => this.abortTransfer());
+    // Bridged to a transfer target: either party hanging up ends the call as transferred.
+    const bridged = this.bridge?.bridged === true;
+    if (this.bridge) await this.endBridge();
+    const outcome: AttemptOutcome =
+      bridged && (ended.status === 'answered' || ended.status === 'transferred')
+        ? { ...ended, status: 'transferred', endCallReason: 'call_transferred' }
+        : ended;
     this.attempt = undefined;
     this.attemptIndex = undefined;
     this.forgetDialog(); // BYE sent or received: nothing left to end after a crash
@@ -386,11 +404,70 @@ export class CallSession {
       {
         tell: (e) => this.agentSide.tellTransfer(e),
         transferred: () => this.attempt?.end('call_transferred'),
+        bridge: () => this.dialTarget(trunk, req),
       },
     );
     this.transferRun = run;
     run.start();
     return run.result;
+  }
+
+  /**
+   * Transfer by bridging (fallbackToBridge after a refused REFER): the
+   * destination dialed through the call's trunk as a second leg with its own
+   * media; on answer the agent leaves the media path and the two legs hear
+   * each other. A failed dial lets go of the target's leg and media before
+   * it resolves.
+   */
+  private async dialTarget(
+    trunk: SipTrunk | undefined,
+    req: TransferRequest,
+  ): Promise<BridgeDialResult & { inviteSentAt?: string }> {
+    const media = this.media;
+    if (!trunk || !media || req.destinationType !== 'number' || this.bridge) {
+      return { ok: false, status: 0, reason: 'bridge_not_possible' };
+    }
+    const bridge = new TargetBridge(
+      this.deps.signaling,
+      this.deps.media,
+      this.deps.timers,
+      this.log.child({ leg: 'transfer_target' }),
+      media,
+      {
+        detachAgent: () => this.agentGate?.detach(),
+        targetEnded: () => this.attempt?.end('call_transferred'),
+      },
+      () => this.writer.now(),
+    );
+    this.bridge = bridge;
+    const rec = this.writer.current;
+    const callee =
+      this.attemptIndex !== undefined ? rec.attempts?.[this.attemptIndex]?.number : undefined;
+    // The callee's number when it may be shown and the trunk may present it, else the call's.
+    const callerId =
+      req.showCallerId && callee && trunk.callerIds.includes(callee)
+        ? callee
+        : (rec.callerId ?? trunk.defaultCallerId);
+    const r = await bridge.dial(
+      (sdp) => buildDialRequest(trunk, req.destination, callerId, sdp),
+      1000 * (req.secondsToWaitForCallerToAnswer ?? DEFAULT_BRIDGE_WAIT_SECONDS),
+    );
+    const sent = bridge.inviteSentAt ? { inviteSentAt: bridge.inviteSentAt } : {};
+    if (!r.ok && this.bridge === bridge) await this.endBridge();
+    return { ...r, ...sent };
+  }
+
+  /** The bridged target let go of: its leg ended, its media closed, its participant `left`. */
+  private async endBridge(): Promise<void> {
+    const bridge = this.bridge;
+    if (!bridge) return;
+    this.bridge = undefined;
+    const quality = await bridge.end();
+    try {
+      this.transferRun?.targetLeft(quality);
+    } catch (err) {
+      this.log.warn({ err }, 'transfer target not written as left');
+    }
   }
 
   /** The agent's `transfer`: refusals come back to it as a `failed` event. */
@@ -531,6 +608,7 @@ export class CallSession {
   /** Media and agent let go on every path (bounded). */
   private async release(): Promise<void> {
     this.forgetDialog();
+    if (this.bridge) await this.endBridge();
     await this.closeMedia();
     await this.agentSide.stop();
   }

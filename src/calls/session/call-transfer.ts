@@ -8,6 +8,7 @@
 // else: the call is `in_call` again with the agent.
 import type { Logger } from 'pino';
 import type {
+  NetworkQuality,
   ParticipantStatus,
   TransferAttempt,
   TransferringDetails,
@@ -18,6 +19,7 @@ import type { ReferOutcome, ReferProgress, SignalingLeg } from '../ports/signali
 import type { Timers } from '../timers.js';
 import type { TransferRequest, TransferResult } from '../transfer/transfer-request.js';
 import type { RecordWriter } from './record-writer.js';
+import type { BridgeDialResult } from './target-bridge.js';
 
 /** The leg's default wait for the final NOTIFY (signaling-port.ts). */
 const DEFAULT_REFER_TIMEOUT_MS = 32_000;
@@ -29,6 +31,13 @@ export interface TransferHooks {
   tell(event: TransferProgressEvent): void;
   /** The far end took the call over: end our leg (BYE), `call_transferred`. */
   transferred(): void;
+  /**
+   * The REFER was refused and the request asks for fallbackToBridge: dial
+   * the destination as a second leg and bridge it (target-bridge.ts).
+   * Resolves once it answered (bridged) or could not be reached; the leg
+   * and media of a failed dial are already let go of.
+   */
+  bridge?(): Promise<BridgeDialResult & { inviteSentAt?: string }>;
 }
 
 export interface TransferTarget {
@@ -40,6 +49,8 @@ export interface TransferTarget {
 type Ending = Pick<TransferResult, 'transferringStatus' | 'transferFailedReason'> & {
   sipStatus?: number;
   sipReason?: string;
+  /** Carried out (or tried) by bridging: what the details keep of the target's leg. */
+  bridge?: { callDestinationCallId?: string; inviteSentAt?: string };
 };
 
 export class BlindTransfer {
@@ -51,6 +62,8 @@ export class BlindTransfer {
   private accepted = false;
   private lastProgress: number | undefined;
   private guard: unknown;
+  /** The REFER was refused and the destination is dialed / bridged instead. */
+  private bridging = false;
 
   constructor(
     private readonly writer: RecordWriter,
@@ -164,6 +177,79 @@ export class BlindTransfer {
     this.finish({ transferringStatus: 'aborted', transferFailedReason: 'call_ended' }, 'cancelled');
   }
 
+  /**
+   * The bridged target is gone (the call ended): `left`, with its own media
+   * leg's figures. Only after a bridge the target joined.
+   */
+  targetLeft(networkQuality: NetworkQuality | undefined): void {
+    const p = this.writer.current.participants[this.participant];
+    if (!this.bridging || p?.status !== 'joined') return;
+    this.writer.write(
+      this.writer.participantPatch(this.participant, {
+        status: 'left',
+        leftAt: this.writer.now(),
+        ...(networkQuality ? { networkQuality } : {}),
+      }),
+    );
+  }
+
+  /** The REFER refused, fallbackToBridge asked: the destination dialed as a second leg. */
+  private fallBackToBridge(o: ReferOutcome): void {
+    this.timers.clearTimeout(this.guard);
+    this.bridging = true;
+    const details = this.writer.current.transferringDetails;
+    if (details) {
+      this.writer.write({
+        transferringDetails: {
+          ...details,
+          via: 'bridge',
+          ...(o.status > 0 ? { referRefusedStatus: o.status } : {}),
+        },
+      });
+    }
+    this.log.info({ sipStatus: o.status }, 'REFER refused: dialing the destination to bridge');
+    let pending: Promise<BridgeDialResult & { inviteSentAt?: string }>;
+    try {
+      pending = this.hooks.bridge!();
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    pending.then(
+      (r) => this.safely(() => this.onBridge(r)),
+      (err: unknown) => {
+        this.log.warn({ err }, 'bridge: the destination was not dialed');
+        this.safely(() => this.onBridge({ ok: false, status: 0, reason: 'not_dialed' }));
+      },
+    );
+  }
+
+  private onBridge(r: BridgeDialResult & { inviteSentAt?: string }): void {
+    if (this.finished) return;
+    const inviteSentAt = r.inviteSentAt ? { inviteSentAt: r.inviteSentAt } : {};
+    if (r.ok) {
+      this.finish(
+        {
+          transferringStatus: 'success',
+          sipStatus: 200,
+          sipReason: 'OK',
+          bridge: { callDestinationCallId: r.callId, ...inviteSentAt },
+        },
+        'joined',
+      );
+      return;
+    }
+    this.finish(
+      {
+        transferringStatus: 'failed',
+        transferFailedReason: 'bridge_failed',
+        ...(r.status > 0 ? { sipStatus: r.status } : {}),
+        sipReason: r.reason,
+        bridge: inviteSentAt,
+      },
+      r.noAnswer ? 'no_answer' : r.status > 0 ? targetStatus(r.status) : 'failed',
+    );
+  }
+
   private onProgress(p: ReferProgress): void {
     if (this.finished) return;
     const first = !this.accepted;
@@ -201,6 +287,10 @@ export class BlindTransfer {
         this.hooks.transferred();
         return;
       case 'refused':
+        if (this.req.fallbackToBridge && this.hooks.bridge) {
+          this.fallBackToBridge(o);
+          return;
+        }
         this.finish(
           { transferringStatus: 'failed', transferFailedReason: 'refer_refused', ...sip },
           'failed',
@@ -236,6 +326,7 @@ export class BlindTransfer {
       ...(end.transferFailedReason ? { transferFailedReason: end.transferFailedReason } : {}),
       ...(end.sipStatus !== undefined ? { sipStatus: end.sipStatus } : {}),
       ...(end.sipReason !== undefined ? { sipReason: end.sipReason } : {}),
+      ...(this.bridging ? { via: 'bridge' as const } : {}),
     };
     this.finishedWith = result;
     const r = this.writer.current;
@@ -253,6 +344,7 @@ export class BlindTransfer {
       endedAt: at,
       ...(end.sipStatus !== undefined ? { sipStatus: end.sipStatus } : {}),
       ...(end.sipReason !== undefined ? { sipReason: end.sipReason } : {}),
+      ...(this.bridging ? { via: 'bridge' as const } : {}),
     };
     const patch = {
       ...(details
@@ -266,6 +358,10 @@ export class BlindTransfer {
                 : {}),
               ...(end.sipStatus !== undefined ? { sipStatus: end.sipStatus } : {}),
               ...(end.sipReason !== undefined ? { sipReason: end.sipReason } : {}),
+              ...(end.bridge?.callDestinationCallId
+                ? { callDestinationCallId: end.bridge.callDestinationCallId }
+                : {}),
+              ...(end.bridge?.inviteSentAt ? { inviteSentAt: end.bridge.inviteSentAt } : {}),
             },
           }
         : {}),

@@ -49,7 +49,13 @@ export const TransferBodySchema = Type.Object(
         minimum: 1,
         maximum: 300,
         description:
-          "How long to wait for the far end's final report on the transfer (default: the SIP engine's, 32 s).",
+          "How long to wait for the far end's final report on the transfer (default: the SIP engine's, 32 s); with fallbackToBridge, also how long the target may ring (default 30 s).",
+      }),
+    ),
+    fallbackToBridge: Type.Optional(
+      Type.Boolean({
+        description:
+          "When the far end refuses the REFER (405, 501, 603, 403 …): dial the destination as a second leg through the call's trunk and bridge the two legs' audio (the agent leaves the media path). Default false.",
       }),
     ),
   },
@@ -67,6 +73,8 @@ export interface TransferRequest {
   announceTransferReason?: boolean;
   showCallerId: boolean;
   secondsToWaitForCallerToAnswer?: number;
+  /** A refused REFER: dial the destination and bridge the audio instead. */
+  fallbackToBridge: boolean;
 }
 
 /** A SIP or SIPS URI with a host (RFC 3261 §19.1, loosely: no spaces or angle brackets). */
@@ -120,6 +128,7 @@ export function readTransferRequest(b: TransferBody): TransferRequest {
     ...(b.secondsToWaitForCallerToAnswer !== undefined
       ? { secondsToWaitForCallerToAnswer: b.secondsToWaitForCallerToAnswer }
       : {}),
+    fallbackToBridge: b.fallbackToBridge ?? false,
   };
 }
 
@@ -143,4 +152,6 @@ export interface TransferResult {
   sipStatus?: number;
   sipReason?: string;
   referTo?: string;
+  /** `bridge`: the REFER was refused and the destination dialed and bridged instead. */
+  via?: 'bridge';
 }

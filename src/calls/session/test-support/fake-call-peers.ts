@@ -354,8 +354,10 @@ export function fakeAgentLinks(opts: FakeAgentOptions): AgentLinkFactory {
     const link: AgentLink = {
       connect: async () => undefined,
       start: (media: MediaLeg, hooks: AgentLinkHooks) => {
+        // The session hands the agent the callee's media through a gate (target-bridge.ts).
+        const inner = (media as { inner?: MediaLeg }).inner ?? media;
         const leg = opts.signaling.legs.find(
-          (l) => (l.media as unknown as MediaLeg | undefined) === media,
+          (l) => (l.media as unknown as MediaLeg | undefined) === inner,
         );
         const s = leg?.script;
         if (!leg || s?.kind !== 'answer' || !s.report) return;

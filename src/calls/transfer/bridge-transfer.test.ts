@@ -1,0 +1,354 @@
+// Issue 24 item 3: transfer by bridging, the fallback of a refused REFER
+// (fallbackToBridge). The domain with scripted SIP legs (fake-leg.ts) and
+// fake media legs that keep what is enqueued on them: the target dialed
+// through the trunk as a second leg, the audio relayed both ways once it
+// answers (the agent cut off), either party's hangup ending the other, and
+// every failure path letting go of the target's leg and media.
+import { EventEmitter } from 'node:events';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AccountService } from '../../accounts/account-service.js';
+import { ManualClock } from '../../clock.js';
+import type { NetworkQuality } from '../../model/call-record.js';
+import { agentFixture, trunkFixture } from '../../model/test-support/entity-fixtures.js';
+import { openDatabase } from '../../store/database.js';
+import { createStore, type Store } from '../../store/store.js';
+import { CallService } from '../call-service.js';
+import { Dialer } from '../dialer.js';
+import type { AgentLink, TransferProgressEvent } from '../ports/agent-link.js';
+import type { MediaLeg, MediaPort, ReceivedFrame } from '../ports/media-port.js';
+import type { SignalingPort } from '../ports/signaling-port.js';
+import { FakeLeg } from '../session/test-support/fake-leg.js';
+import { realTimers } from '../timers.js';
+
+/** One media session: one audio handler (as MediaSession), what was enqueued kept. */
+class FakeMedia extends EventEmitter {
+  constructor(readonly localPort: number) {
+    super();
+  }
+  readonly localAddress = '127.0.0.1';
+  handler: ((f: ReceivedFrame) => void) | undefined;
+  enqueued: Uint8Array[] = [];
+  closed = 0;
+  packets = 0;
+  createOffer = () => 'v=0 offer';
+  applyAnswer = () => ({ codec: 'PCMU', remoteAddress: '127.0.0.1', remotePort: 4000 });
+  answerOffer = () => 'v=0 answer';
+  onAudio = (h: (f: ReceivedFrame) => void) => {
+    this.handler = h;
+  };
+  enqueue = (a: Uint8Array) => {
+    this.enqueued.push(a);
+    return a.length / 8;
+  };
+  mark = () => undefined;
+  clear = () => ({ droppedMs: 0, droppedMarks: [] });
+  sendDtmf = () => undefined;
+  stats = (): NetworkQuality => ({
+    packetsReceived: this.packets,
+    packetsLost: 0,
+    lossPct: 0,
+    packetsOutOfOrder: 0,
+    jitterMs: 0,
+  });
+  /** RTP from the far end of this leg. */
+  receive(bytes: number[]): void {
+    this.packets++;
+    this.handler?.({ ulaw: Buffer.from(bytes), mediaTimeMs: 0, receivedAt: 0 });
+  }
+  async close() {
+    this.closed++;
+    return { networkQuality: this.stats(), recording: null };
+  }
+}
+
+let store: Store;
+let clock: ManualClock;
+let legs: FakeLeg[];
+let medias: FakeMedia[];
+let companyId: string;
+let agentId: string;
+let told: TransferProgressEvent[];
+/** What the agent heard (its onAudio handler on the media it was given). */
+let agentHeard: number;
+let agentMedia: MediaLeg | undefined;
+
+const signaling: SignalingPort = {
+  invite: (req) => {
+    req.onSending?.();
+    const leg = new FakeLeg(req);
+    legs.push(leg);
+    return leg;
+  },
+};
+const media: MediaPort = {
+  createSession: async () => {
+    const m = new FakeMedia(20000 + 2 * medias.length);
+    medias.push(m);
+    return m as unknown as MediaLeg;
+  },
+};
+
+function makeCalls(): CallService {
+  const dialer = new Dialer({
+    store,
+    clock,
+    zones: async () => ({ country: 'US', zones: ['America/New_York'] }),
+    timers: realTimers,
+    signaling,
+    media,
+    log: pino({ level: 'silent' }),
+    settings: {
+      defaultRingTimeoutSeconds: 30,
+      defaultMaxDurationSeconds: 3600,
+      stuckAfterSeconds: 600,
+    },
+    agents: () => {
+      const link: AgentLink = {
+        connect: async () => undefined,
+        start: (m) => {
+          agentMedia = m;
+          m.onAudio(() => agentHeard++);
+        },
+        dtmf: () => undefined,
+        transferStatus: (e) => told.push(e),
+        stop: async () => undefined,
+      };
+      return link;
+    },
+  });
+  return new CallService(store, clock, {
+    dispatcher: dialer,
+    zones: async () => ({ country: 'US', zones: ['America/New_York'] }),
+  });
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  clock = new ManualClock(Date.UTC(2026, 5, 10, 15, 0, 0));
+  store = createStore(openDatabase(':memory:'));
+  const accounts = new AccountService(store, clock);
+  companyId = accounts.createCompany('acme', null, { secondsRemaining: 100_000 }).id;
+  const now = new Date(clock.now()).toISOString();
+  store.sipTrunks.insert(trunkFixture({ companyId, createdAt: now }));
+  agentId = store.agents.insert(agentFixture({ companyId, createdAt: now })).id;
+  legs = [];
+  medias = [];
+  told = [];
+  agentHeard = 0;
+  agentMedia = undefined;
+});
+afterEach(() => vi.useRealTimers());
+
+const who = () => ({ company: store.companies.get(companyId)!, key: { id: 'k', name: 'key' } });
+const record = (callId: string) => store.calls.get(companyId, callId)!;
+const TARGET = '+14155550123';
+
+async function answeredCall(calls: CallService): Promise<{ callId: string; leg: FakeLeg }> {
+  const { callId } = await calls.initiate(who(), { destinationNumber: '+12125551234', agentId });
+  await vi.advanceTimersByTimeAsync(0);
+  const leg = legs.at(-1)!;
+  leg.fire('provisional', { status: 180, reason: 'Ringing' });
+  clock.advance(1000);
+  leg.fire('answered', { sdp: 'v=0 answer' });
+  await vi.advanceTimersByTimeAsync(0);
+  expect(record(callId).status).toBe('in_call');
+  leg.referScript = { outcome: { kind: 'refused', status: 405, reason: 'Method Not Allowed' } };
+  return { callId, leg };
+}
+
+/** Asks for the transfer with fallbackToBridge; the target's leg once it is dialed. */
+async function bridgeAsked(
+  calls: CallService,
+  callId: string,
+  extra: Record<string, unknown> = {},
+) {
+  const result = calls.transfer(companyId, callId, {
+    destination: TARGET,
+    fallbackToBridge: true,
+    ...extra,
+  });
+  await vi.advanceTimersByTimeAsync(0);
+  expect(legs).toHaveLength(2);
+  return { result, target: legs[1]! };
+}
+
+describe('transfer by bridging (fallbackToBridge after a refused REFER)', () => {
+  it('REFER 405 → the target dialed through the trunk, answers, audio relayed both ways; the callee hangs up → the target BYEd, both media closed, transferred', async () => {
+    const calls = makeCalls();
+    const { callId, leg } = await answeredCall(calls);
+    const { result, target } = await bridgeAsked(calls, callId);
+    expect(target.request.requestUri).toBe(`sip:${TARGET}@carrier.example:5060`);
+    expect(target.request.from.uri).toBe('sip:+12125550100@carrier.example');
+    expect(record(callId).status).toBe('transferring');
+    expect(record(callId).transferringDetails).toMatchObject({
+      via: 'bridge',
+      referRefusedStatus: 405,
+      transferringStatus: 'transferring',
+    });
+    const [calleeMedia, targetMedia] = medias as [FakeMedia, FakeMedia];
+    // Before the answer the agent still hears the callee.
+    calleeMedia.receive([1, 2, 3]);
+    expect(agentHeard).toBe(1);
+    target.fire('provisional', { status: 180, reason: 'Ringing' });
+    target.fire('answered', { sdp: 'v=0 target answer' });
+    await expect(result).resolves.toMatchObject({
+      transferringStatus: 'success',
+      via: 'bridge',
+      sipStatus: 200,
+    });
+    // Relayed both ways; the agent neither hears nor is heard.
+    calleeMedia.receive([0x7f, 0x7e]);
+    targetMedia.receive([0x11, 0x12, 0x13]);
+    targetMedia.receive([0x14]);
+    expect(targetMedia.enqueued.map((b) => [...b])).toEqual([[0x7f, 0x7e]]);
+    expect(calleeMedia.enqueued.map((b) => [...b])).toEqual([[0x11, 0x12, 0x13], [0x14]]);
+    expect(agentHeard).toBe(1);
+    expect(agentMedia!.enqueue(new Uint8Array(160))).toBe(0);
+    expect(calleeMedia.enqueued).toHaveLength(2);
+    const live = record(callId);
+    expect(live.status).toBe('transferring');
+    expect(live.transferringDetails).toMatchObject({
+      transferringStatus: 'success',
+      callDestinationCallId: target.callId,
+      inviteSentAt: expect.any(String),
+    });
+    expect(told.map((e) => e.status)).toEqual(['transferring', 'success']);
+    // Callee hangs up.
+    clock.advance(10_000);
+    leg.fire('ended', { by: 'remote' });
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(target.byes).toHaveLength(1);
+    expect(leg.byes).toHaveLength(0);
+    expect(calleeMedia.closed).toBe(1);
+    expect(targetMedia.closed).toBe(1);
+    const r = record(callId);
+    expect(r).toMatchObject({
+      status: 'transferred',
+      endCallReason: 'call_transferred',
+      active: false,
+    });
+    expect(r.transferAttempts).toEqual([
+      expect.objectContaining({ status: 'success', via: 'bridge', sipStatus: 200 }),
+    ]);
+    expect(r.participants.find((p) => p.type === 'transfer')).toMatchObject({
+      status: 'left',
+      phoneNumber: TARGET,
+      joinedAt: expect.any(String),
+      leftAt: expect.any(String),
+      networkQuality: expect.objectContaining({ packetsReceived: 2 }),
+    });
+  });
+
+  it('bridged, the target hangs up → the callee BYEd, both media closed, transferred', async () => {
+    const calls = makeCalls();
+    const { callId, leg } = await answeredCall(calls);
+    const { result, target } = await bridgeAsked(calls, callId);
+    target.fire('answered', { sdp: 'v=0 target answer' });
+    await result;
+    target.fire('ended', { by: 'remote' });
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(leg.byes).toHaveLength(1);
+    expect(target.byes).toHaveLength(0);
+    expect(medias.map((m) => m.closed)).toEqual([1, 1]);
+    expect(record(callId)).toMatchObject({
+      status: 'transferred',
+      endCallReason: 'call_transferred',
+    });
+    expect(record(callId).participants.find((p) => p.type === 'transfer')?.status).toBe('left');
+  });
+
+  it('the target is busy (486): its media closed, the agent back with the callee (in_call), the attempt failed 486', async () => {
+    const calls = makeCalls();
+    const { callId, leg } = await answeredCall(calls);
+    const { result, target } = await bridgeAsked(calls, callId);
+    target.fire('failed', { status: 486, reason: 'Busy Here', cause: 'response' });
+    await expect(result).resolves.toMatchObject({
+      transferringStatus: 'failed',
+      transferFailedReason: 'bridge_failed',
+      sipStatus: 486,
+      via: 'bridge',
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    const [calleeMedia, targetMedia] = medias as [FakeMedia, FakeMedia];
+    expect(targetMedia.closed).toBe(1);
+    expect(calleeMedia.closed).toBe(0);
+    const r = record(callId);
+    expect(r.status).toBe('in_call');
+    expect(r.transferAttempts).toEqual([
+      expect.objectContaining({
+        status: 'failed',
+        transferFailedReason: 'bridge_failed',
+        sipStatus: 486,
+        via: 'bridge',
+      }),
+    ]);
+    expect(r.participants.find((p) => p.type === 'transfer')?.status).toBe('rejected');
+    expect(told.at(-1)).toMatchObject({
+      status: 'failed',
+      reason: 'bridge_failed',
+      sipStatus: 486,
+    });
+    // The agent hears the callee again.
+    calleeMedia.receive([1]);
+    expect(agentHeard).toBe(1);
+    expect(agentMedia!.enqueue(new Uint8Array(8))).toBe(1);
+    // The call ends normally afterwards.
+    leg.fire('ended', { by: 'remote' });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(record(callId)).toMatchObject({ status: 'answered', endCallReason: 'caller_hungup' });
+    expect(target.byes).toHaveLength(0);
+    expect(target.cancels).toBe(0);
+  });
+
+  it('the target does not answer within secondsToWaitForCallerToAnswer: CANCEL, failed, its media closed, in_call', async () => {
+    const calls = makeCalls();
+    const { callId } = await answeredCall(calls);
+    const { result, target } = await bridgeAsked(calls, callId, {
+      secondsToWaitForCallerToAnswer: 5,
+    });
+    target.fire('provisional', { status: 180, reason: 'Ringing' });
+    await vi.advanceTimersByTimeAsync(4_900);
+    expect(target.cancels).toBe(0);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(target.cancels).toBe(1);
+    await expect(result).resolves.toMatchObject({
+      transferringStatus: 'failed',
+      transferFailedReason: 'bridge_failed',
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(medias[1]!.closed).toBe(1);
+    const r = record(callId);
+    expect(r.status).toBe('in_call');
+    expect(r.participants.find((p) => p.type === 'transfer')?.status).toBe('no_answer');
+    expect(told.at(-1)).toMatchObject({ status: 'failed', reason: 'bridge_failed' });
+  });
+
+  it('the callee hangs up while the target rings: the target CANCELled, its media closed, the attempt aborted', async () => {
+    const calls = makeCalls();
+    const { callId, leg } = await answeredCall(calls);
+    const { result, target } = await bridgeAsked(calls, callId);
+    target.fire('provisional', { status: 180, reason: 'Ringing' });
+    leg.fire('ended', { by: 'remote' });
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(0);
+    await expect(result).resolves.toMatchObject({ transferringStatus: 'aborted' });
+    expect(target.cancels).toBe(1);
+    expect(medias.map((m) => m.closed)).toEqual([1, 1]);
+    expect(record(callId)).toMatchObject({ status: 'answered', endCallReason: 'caller_hungup' });
+  });
+
+  it('without fallbackToBridge a refused REFER dials nothing (failed refer_refused)', async () => {
+    const calls = makeCalls();
+    const { callId } = await answeredCall(calls);
+    const result = await calls.transfer(companyId, callId, { destination: TARGET });
+    expect(result).toMatchObject({
+      transferringStatus: 'failed',
+      transferFailedReason: 'refer_refused',
+    });
+    expect(legs).toHaveLength(1);
+    expect(medias).toHaveLength(1);
+  });
+});

@@ -15,9 +15,8 @@ import type {
 } from '../../model/call-record.js';
 import { OPEN_STATUSES, PRE_DIAL_STATUSES, type CallStatus } from '../../model/call-status.js';
 import type { Agent, SipTrunk } from '../../model/entities.js';
-import { CallError } from '../call-error.js';
-import { buildDialRequest, callerUriOf, numberAtTrunkUri } from '../invite-request.js';
-import type { AgentLinkFactory, AgentTransferRequest } from '../ports/agent-link.js';
+import { buildDialRequest } from '../invite-request.js';
+import type { AgentLinkFactory } from '../ports/agent-link.js';
 import type { CallStore } from '../ports/call-store.js';
 import type { MediaLeg, MediaPort } from '../ports/media-port.js';
 import type { SignalingPort } from '../ports/signaling-port.js';
@@ -26,16 +25,9 @@ import type { DestinationZones } from '../protections/destination-zones.js';
 import type { RetryPolicy } from '../scheduling/retry-policy.js';
 import type { Timers } from '../timers.js';
 import type { TrunkHealth } from '../trunk-resolution.js';
-import { optOutRefusal } from '../protections/opt-out-check.js';
-import {
-  numberOfDestination,
-  readTransferRequest,
-  type TransferBody,
-  type TransferRequest,
-  type TransferResult,
-} from '../transfer/transfer-request.js';
-import { BlindTransfer } from './call-transfer.js';
-import { AgentMediaGate, TargetBridge, type BridgeDialResult } from './target-bridge.js';
+import type { TransferBody, TransferResult } from '../transfer/transfer-request.js';
+import { SessionTransfers } from './session-transfers.js';
+import { AgentMediaGate } from './target-bridge.js';
 import { AgentSide } from './agent-side.js';
 import { CallAttempt, type AttemptOutcome } from './call-attempt.js';
 import { dialTimeLimit } from './dial-time-limit.js';
@@ -80,23 +72,10 @@ export interface CallSessionDeps {
   agents?: AgentLinkFactory;
 }
 
-/** A transfer refused before any REFER (the record is not touched). */
-function refusedResult(req: TransferRequest, reason: string): TransferResult {
-  return {
-    transferringStatus: 'failed',
-    transferMode: req.transferMode,
-    destination: req.destination,
-    transferFailedReason: reason,
-  };
-}
-
 /** Outcomes after which the round's next number is tried. */
 const TRY_NEXT = new Set(['busy', 'missed', 'failed']);
 
 const MEDIA_CLOSE_TIMEOUT_MS = 2000;
-
-/** How long a bridged transfer's target may ring (secondsToWaitForCallerToAnswer's default). */
-const DEFAULT_BRIDGE_WAIT_SECONDS = 30;
 
 export class CallSession {
   private readonly writer: RecordWriter;
@@ -104,13 +83,11 @@ export class CallSession {
   private readonly agentSide: AgentSide;
   readonly clock: SessionClock;
   private attempt: CallAttempt | undefined;
-  /** The transfer under way, or the last one. */
-  private transferRun: BlindTransfer | undefined;
   private media: MediaLeg | undefined;
   /** The callee's media as the agent sees it (cut off while a transfer is bridged). */
   private agentGate: AgentMediaGate | undefined;
-  /** A transfer by bridging: the target's leg and media (issue 24 item 3). */
-  private bridge: TargetBridge | undefined;
+  /** Transfers of this call (blind by REFER, by bridging). */
+  private readonly transfers: SessionTransfers;
   private claimed = false;
   /** The attempt being dialed (index in the record's attempts). */
   private attemptIndex: number | undefined;
@@ -131,6 +108,24 @@ export class CallSession {
     this.log = deps.log.child({ callId: record.callId });
     this.agentSide = new AgentSide(this.writer, deps.store.optOuts, deps.clock, this.log);
     this.clock = new SessionClock(deps.clock, deps.settings.stuckAfterSeconds * 1000);
+    this.transfers = new SessionTransfers({
+      writer: this.writer,
+      log: this.log,
+      store: deps.store,
+      clock: deps.clock,
+      timers: deps.timers,
+      signaling: deps.signaling,
+      media: deps.media,
+      agentSide: this.agentSide,
+      connectedLeg: () => this.attempt?.connectedLeg,
+      endAttempt: (reason) => this.attempt?.end(reason),
+      callMedia: () => this.media,
+      agentGate: () => this.agentGate,
+      calleeNumber: () =>
+        this.attemptIndex !== undefined
+          ? this.writer.current.attempts?.[this.attemptIndex]?.number
+          : undefined,
+    });
     this.done = new Promise((r) => (this.resolveDone = r));
   }
 
@@ -159,7 +154,7 @@ export class CallSession {
     this.stopCause ??= cause;
     // A transfer under way ends as aborted while the record is still open: a final
     // record never says `transferring`.
-    this.abortTransfer();
+    this.transfers.abort();
     const reason = writeForcedEnd(this.writer, cause);
     this.attempt?.end(reason);
   }
@@ -304,7 +299,7 @@ export class CallSession {
         answered: (leg, endCall) => {
           const gate = new AgentMediaGate(leg);
           this.agentGate = gate;
-          this.agentSide.bridge(gate, endCall, (request) => this.agentTransfer(request));
+          this.agentSide.bridge(gate, endCall, (request) => this.transfers.fromAgent(request));
         },
         dtmf: (digit) => this.agentSide.link?.dtmf(digit),
         progress: (phase) =>
@@ -327,10 +322,10 @@ export class CallSession {
       this.clock.enter('dialing', ringTimeoutMs);
       attempt.start(request);
     }
-    const ended = await attempt.outcome.finally(() => this.abortTransfer());
+    const ended = await attempt.outcome.finally(() => this.transfers.abort());
     // Bridged to a transfer target: either party hanging up ends the call as transferred.
-    const bridged = this.bridge?.bridged === true;
-    if (this.bridge) await this.endBridge();
+    const bridged = this.transfers.bridged;
+    await this.transfers.endBridge();
     const outcome: AttemptOutcome =
       bridged && (ended.status === 'answered' || ended.status === 'transferred')
         ? { ...ended, status: 'transferred', endCallReason: 'call_transferred' }
@@ -353,156 +348,9 @@ export class CallSession {
     };
   }
 
-  /**
-   * Transfers the connected call (issue 24): blind by REFER; resolves with
-   * the outcome once the far end has reported it (bounded by the leg's
-   * timeout). Throws a CallError when the request cannot be carried out:
-   * invalid destination, call not connected, a transfer already under way,
-   * destination opted out.
-   */
+  /** Transfers the connected call (issue 24): see SessionTransfers.transfer. */
   transfer(body: TransferBody, requestedBy: TransferRequestedBy): Promise<TransferResult> {
-    const req = readTransferRequest(body);
-    const leg = this.attempt?.connectedLeg;
-    const status = this.writer.current.status;
-    if (this.transferRun && !this.transferRun.finished) {
-      throw new CallError('transfer_in_progress', 'A transfer of this call is already under way.');
-    }
-    if (!leg || status !== 'in_call') {
-      throw new CallError('call_not_live', `The call is not connected (${status}).`);
-    }
-    if (req.transferMode !== 'blind')
-      return Promise.resolve(refusedResult(req, 'not_supported_yet'));
-    const rec = this.writer.current;
-    const number = numberOfDestination(req);
-    if (number) {
-      const now = this.deps.clock.now();
-      if (optOutRefusal(this.deps.store.optOuts, rec.companyId, number, now, now)) {
-        throw new CallError('callee_opted_out', 'The transfer destination asked not to be called.');
-      }
-    }
-    if (!leg.refer) return Promise.resolve(refusedResult(req, 'not_supported'));
-    const trunk = rec.sipTrunkId ? this.deps.store.sipTrunks.getById(rec.sipTrunkId) : undefined;
-    if (req.destinationType === 'number' && !trunk) {
-      return Promise.resolve(refusedResult(req, 'no_trunk'));
-    }
-    const referTo =
-      req.destinationType === 'number' && trunk
-        ? numberAtTrunkUri(trunk, req.destination)
-        : req.destination;
-    const referredBy =
-      req.showCallerId && rec.callerId !== null && trunk
-        ? `<${callerUriOf(trunk, rec.callerId)}>`
-        : undefined;
-    const run = new BlindTransfer(
-      this.writer,
-      this.deps.timers,
-      this.log,
-      leg as typeof leg & { refer: NonNullable<typeof leg.refer> },
-      req,
-      { referTo, ...(referredBy ? { referredBy } : {}), ...(trunk ? { trunkId: trunk.id } : {}) },
-      requestedBy,
-      {
-        tell: (e) => this.agentSide.tellTransfer(e),
-        transferred: () => this.attempt?.end('call_transferred'),
-        bridge: () => this.dialTarget(trunk, req),
-      },
-    );
-    this.transferRun = run;
-    run.start();
-    return run.result;
-  }
-
-  /**
-   * Transfer by bridging (fallbackToBridge after a refused REFER): the
-   * destination dialed through the call's trunk as a second leg with its own
-   * media; on answer the agent leaves the media path and the two legs hear
-   * each other. A failed dial lets go of the target's leg and media before
-   * it resolves.
-   */
-  private async dialTarget(
-    trunk: SipTrunk | undefined,
-    req: TransferRequest,
-  ): Promise<BridgeDialResult & { inviteSentAt?: string }> {
-    const media = this.media;
-    if (!trunk || !media || req.destinationType !== 'number' || this.bridge) {
-      return { ok: false, status: 0, reason: 'bridge_not_possible' };
-    }
-    const bridge = new TargetBridge(
-      this.deps.signaling,
-      this.deps.media,
-      this.deps.timers,
-      this.log.child({ leg: 'transfer_target' }),
-      media,
-      {
-        detachAgent: () => this.agentGate?.detach(),
-        targetEnded: () => this.attempt?.end('call_transferred'),
-      },
-      () => this.writer.now(),
-    );
-    this.bridge = bridge;
-    const rec = this.writer.current;
-    const callee =
-      this.attemptIndex !== undefined ? rec.attempts?.[this.attemptIndex]?.number : undefined;
-    // The callee's number when it may be shown and the trunk may present it, else the call's.
-    const callerId =
-      req.showCallerId && callee && trunk.callerIds.includes(callee)
-        ? callee
-        : (rec.callerId ?? trunk.defaultCallerId);
-    const r = await bridge.dial(
-      (sdp) => buildDialRequest(trunk, req.destination, callerId, sdp),
-      1000 * (req.secondsToWaitForCallerToAnswer ?? DEFAULT_BRIDGE_WAIT_SECONDS),
-    );
-    const sent = bridge.inviteSentAt ? { inviteSentAt: bridge.inviteSentAt } : {};
-    if (!r.ok && this.bridge === bridge) await this.endBridge();
-    return { ...r, ...sent };
-  }
-
-  /** The bridged target let go of: its leg ended, its media closed, its participant `left`. */
-  private async endBridge(): Promise<void> {
-    const bridge = this.bridge;
-    if (!bridge) return;
-    this.bridge = undefined;
-    const quality = await bridge.end();
-    try {
-      this.transferRun?.targetLeft(quality);
-    } catch (err) {
-      this.log.warn({ err }, 'transfer target not written as left');
-    }
-  }
-
-  /** The agent's `transfer`: refusals come back to it as a `failed` event. */
-  private agentTransfer(request: AgentTransferRequest): void {
-    const fail = (reason: string) =>
-      this.agentSide.tellTransfer({
-        status: 'failed',
-        destination: request.destination,
-        transferMode: request.transferMode ?? 'blind',
-        reason,
-      });
-    try {
-      this.transfer(request, 'agent').then(
-        (r) => {
-          // Refused before any REFER: the transfer's own events were never sent.
-          if (r.transferringStatus === 'failed' && r.referTo === undefined) {
-            fail(r.transferFailedReason ?? 'failed');
-          }
-        },
-        (err: unknown) => this.log.warn({ err }, 'agent transfer failed'),
-      );
-    } catch (err) {
-      const code = err instanceof CallError ? err.code : 'session_error';
-      if (!(err instanceof CallError)) this.log.error({ err }, 'agent transfer not carried out');
-      fail(code);
-    }
-  }
-
-  /** The call is ending: a transfer still under way is aborted (before the final write). */
-  private abortTransfer(): void {
-    try {
-      this.transferRun?.abort();
-    } catch (err) {
-      this.log.warn({ err }, 'aborted transfer not written');
-    }
+    return this.transfers.transfer(body, requestedBy);
   }
 
   /** Ends the round: final status, or the next round scheduled (retry policy). */
@@ -608,7 +456,7 @@ export class CallSession {
   /** Media and agent let go on every path (bounded). */
   private async release(): Promise<void> {
     this.forgetDialog();
-    if (this.bridge) await this.endBridge();
+    await this.transfers.endBridge();
     await this.closeMedia();
     await this.agentSide.stop();
   }

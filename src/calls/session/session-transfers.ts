@@ -1,0 +1,228 @@
+// The transfers of one call session (issue 24): blind by REFER, and by
+// bridging when the far end refuses the REFER and the request asks for it.
+// The session owns its record; this keeps the transfer under way and the
+// bridged target's leg, and writes through the session's RecordWriter.
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import type { TransferRequestedBy } from '../../model/call-record.js';
+import type { SipTrunk } from '../../model/entities.js';
+import { CallError } from '../call-error.js';
+import { buildDialRequest, callerUriOf, numberAtTrunkUri } from '../invite-request.js';
+import type { AgentTransferRequest } from '../ports/agent-link.js';
+import type { CallStore } from '../ports/call-store.js';
+import type { MediaLeg, MediaPort } from '../ports/media-port.js';
+import type { SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
+import { optOutRefusal } from '../protections/opt-out-check.js';
+import type { Timers } from '../timers.js';
+import {
+  numberOfDestination,
+  readTransferRequest,
+  type TransferBody,
+  type TransferRequest,
+  type TransferResult,
+} from '../transfer/transfer-request.js';
+import type { AgentSide } from './agent-side.js';
+import { BlindTransfer } from './call-transfer.js';
+import type { RecordWriter } from './record-writer.js';
+import { TargetBridge, type AgentMediaGate, type BridgeDialResult } from './target-bridge.js';
+
+/** How long a bridged transfer's target may ring (secondsToWaitForCallerToAnswer's default). */
+const DEFAULT_BRIDGE_WAIT_SECONDS = 30;
+
+/** What the transfers need of their session. */
+export interface TransferHost {
+  writer: RecordWriter;
+  log: Logger;
+  store: CallStore;
+  clock: Clock;
+  timers: Timers;
+  signaling: SignalingPort;
+  media: MediaPort;
+  agentSide: AgentSide;
+  /** The callee's leg while the call is connected. */
+  connectedLeg(): SignalingLeg | undefined;
+  /** Ends the call's attempt (the callee's leg) with this reason. */
+  endAttempt(reason: string): void;
+  /** The callee's media session. */
+  callMedia(): MediaLeg | undefined;
+  /** The callee's media as the agent sees it. */
+  agentGate(): AgentMediaGate | undefined;
+  /** The number the current attempt dialed. */
+  calleeNumber(): string | undefined;
+}
+
+/** A transfer refused before any REFER (the record is not touched). */
+function refusedResult(req: TransferRequest, reason: string): TransferResult {
+  return {
+    transferringStatus: 'failed',
+    transferMode: req.transferMode,
+    destination: req.destination,
+    transferFailedReason: reason,
+  };
+}
+
+export class SessionTransfers {
+  /** The transfer under way, or the last one. */
+  private run: BlindTransfer | undefined;
+  /** A transfer by bridging: the target's leg and media (issue 24 item 3). */
+  private bridge: TargetBridge | undefined;
+
+  constructor(private readonly host: TransferHost) {}
+
+  /** True while the callee is bridged to a transfer target. */
+  get bridged(): boolean {
+    return this.bridge?.bridged === true;
+  }
+
+  /**
+   * Transfers the connected call (issue 24): blind by REFER; resolves with
+   * the outcome once the far end has reported it (bounded by the leg's
+   * timeout). Throws a CallError when the request cannot be carried out:
+   * invalid destination, call not connected, a transfer already under way,
+   * destination opted out.
+   */
+  transfer(body: TransferBody, requestedBy: TransferRequestedBy): Promise<TransferResult> {
+    const req = readTransferRequest(body);
+    const leg = this.host.connectedLeg();
+    const status = this.host.writer.current.status;
+    if (this.run && !this.run.finished) {
+      throw new CallError('transfer_in_progress', 'A transfer of this call is already under way.');
+    }
+    if (!leg || status !== 'in_call') {
+      throw new CallError('call_not_live', `The call is not connected (${status}).`);
+    }
+    if (req.transferMode !== 'blind')
+      return Promise.resolve(refusedResult(req, 'not_supported_yet'));
+    const rec = this.host.writer.current;
+    const number = numberOfDestination(req);
+    if (number) {
+      const now = this.host.clock.now();
+      if (optOutRefusal(this.host.store.optOuts, rec.companyId, number, now, now)) {
+        throw new CallError('callee_opted_out', 'The transfer destination asked not to be called.');
+      }
+    }
+    if (!leg.refer) return Promise.resolve(refusedResult(req, 'not_supported'));
+    const trunk = rec.sipTrunkId ? this.host.store.sipTrunks.getById(rec.sipTrunkId) : undefined;
+    if (req.destinationType === 'number' && !trunk) {
+      return Promise.resolve(refusedResult(req, 'no_trunk'));
+    }
+    const referTo =
+      req.destinationType === 'number' && trunk
+        ? numberAtTrunkUri(trunk, req.destination)
+        : req.destination;
+    const referredBy =
+      req.showCallerId && rec.callerId !== null && trunk
+        ? `<${callerUriOf(trunk, rec.callerId)}>`
+        : undefined;
+    const run = new BlindTransfer(
+      this.host.writer,
+      this.host.timers,
+      this.host.log,
+      leg as typeof leg & { refer: NonNullable<typeof leg.refer> },
+      req,
+      { referTo, ...(referredBy ? { referredBy } : {}), ...(trunk ? { trunkId: trunk.id } : {}) },
+      requestedBy,
+      {
+        tell: (e) => this.host.agentSide.tellTransfer(e),
+        transferred: () => this.host.endAttempt('call_transferred'),
+        bridge: () => this.dialTarget(trunk, req),
+      },
+    );
+    this.run = run;
+    run.start();
+    return run.result;
+  }
+
+  /**
+   * Transfer by bridging (fallbackToBridge after a refused REFER): the
+   * destination dialed through the call's trunk as a second leg with its own
+   * media; on answer the agent leaves the media path and the two legs hear
+   * each other. A failed dial lets go of the target's leg and media before
+   * it resolves.
+   */
+  private async dialTarget(
+    trunk: SipTrunk | undefined,
+    req: TransferRequest,
+  ): Promise<BridgeDialResult & { inviteSentAt?: string }> {
+    const media = this.host.callMedia();
+    if (!trunk || !media || req.destinationType !== 'number' || this.bridge) {
+      return { ok: false, status: 0, reason: 'bridge_not_possible' };
+    }
+    const bridge = new TargetBridge(
+      this.host.signaling,
+      this.host.media,
+      this.host.timers,
+      this.host.log.child({ leg: 'transfer_target' }),
+      media,
+      {
+        detachAgent: () => this.host.agentGate()?.detach(),
+        targetEnded: () => this.host.endAttempt('call_transferred'),
+      },
+      () => this.host.writer.now(),
+    );
+    this.bridge = bridge;
+    const rec = this.host.writer.current;
+    const callee = this.host.calleeNumber();
+    // The callee's number when it may be shown and the trunk may present it, else the call's.
+    const callerId =
+      req.showCallerId && callee && trunk.callerIds.includes(callee)
+        ? callee
+        : (rec.callerId ?? trunk.defaultCallerId);
+    const r = await bridge.dial(
+      (sdp) => buildDialRequest(trunk, req.destination, callerId, sdp),
+      1000 * (req.secondsToWaitForCallerToAnswer ?? DEFAULT_BRIDGE_WAIT_SECONDS),
+    );
+    const sent = bridge.inviteSentAt ? { inviteSentAt: bridge.inviteSentAt } : {};
+    if (!r.ok && this.bridge === bridge) await this.endBridge();
+    return { ...r, ...sent };
+  }
+
+  /** The bridged target let go of: its leg ended, its media closed, its participant `left`. */
+  async endBridge(): Promise<void> {
+    const bridge = this.bridge;
+    if (!bridge) return;
+    this.bridge = undefined;
+    const quality = await bridge.end();
+    try {
+      this.run?.targetLeft(quality);
+    } catch (err) {
+      this.host.log.warn({ err }, 'transfer target not written as left');
+    }
+  }
+
+  /** The agent's `transfer`: refusals come back to it as a `failed` event. */
+  fromAgent(request: AgentTransferRequest): void {
+    const fail = (reason: string) =>
+      this.host.agentSide.tellTransfer({
+        status: 'failed',
+        destination: request.destination,
+        transferMode: request.transferMode ?? 'blind',
+        reason,
+      });
+    try {
+      this.transfer(request, 'agent').then(
+        (r) => {
+          // Refused before any REFER: the transfer's own events were never sent.
+          if (r.transferringStatus === 'failed' && r.referTo === undefined) {
+            fail(r.transferFailedReason ?? 'failed');
+          }
+        },
+        (err: unknown) => this.host.log.warn({ err }, 'agent transfer failed'),
+      );
+    } catch (err) {
+      const code = err instanceof CallError ? err.code : 'session_error';
+      if (!(err instanceof CallError))
+        this.host.log.error({ err }, 'agent transfer not carried out');
+      fail(code);
+    }
+  }
+
+  /** The call is ending: a transfer still under way is aborted (before the final write). */
+  abort(): void {
+    try {
+      this.run?.abort();
+    } catch (err) {
+      this.host.log.warn({ err }, 'aborted transfer not written');
+    }
+  }
+}

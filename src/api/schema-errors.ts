@@ -6,7 +6,9 @@
 import type { FastifySchemaValidationError } from 'fastify';
 import type { SchemaErrorDataVar } from 'fastify/types/schema.js';
 import {
+  CALLER_ID_PREFIX_PATTERN,
   E164_PATTERN,
+  ROUTE_PREFIX_PATTERN,
   SIP_HEADER_NAME_PATTERN,
   SIP_HOST_PATTERN,
   SIP_TEXT_PATTERN,
@@ -28,8 +30,8 @@ const PATTERN_WORDS: Record<string, string> = {
   [SIP_HOST_PATTERN]: 'a host name or an IP address',
   [SIP_HEADER_NAME_PATTERN]: 'an X- header name (letters, digits and dashes)',
   [TECH_PREFIX_PATTERN]: 'up to 10 of the characters 0-9, # and *',
-  '^\\+?[0-9]{1,15}$': 'digits, optionally after a leading +',
-  '^\\+[0-9]{0,15}$': 'a + followed by up to 15 digits',
+  [CALLER_ID_PREFIX_PATTERN]: 'digits, optionally after a leading +',
+  [ROUTE_PREFIX_PATTERN]: 'a + followed by up to 15 digits',
 };
 
 const FORMAT_WORDS: Record<string, string> = {

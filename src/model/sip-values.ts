@@ -14,6 +14,10 @@ export const SIP_HOST_PATTERN = '^[A-Za-z0-9.:\\[\\]-]+$';
 export const SIP_HEADER_NAME_PATTERN = '^[Xx]-[A-Za-z0-9-]+$';
 export const E164_PATTERN = '^\\+[1-9][0-9]{6,14}$';
 export const TECH_PREFIX_PATTERN = '^[0-9#*]{0,10}$';
+/** A request's outBoundCallerIdPrefix: digits, an optional leading +. */
+export const CALLER_ID_PREFIX_PATTERN = '^\\+?[0-9]{1,15}$';
+/** An outbound route's prefix: + and up to 15 digits. */
+export const ROUTE_PREFIX_PATTERN = '^\\+[0-9]{0,15}$';
 
 const TEXT = new RegExp(SIP_TEXT_PATTERN);
 const HOST = new RegExp(SIP_HOST_PATTERN);

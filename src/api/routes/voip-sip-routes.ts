@@ -8,6 +8,7 @@ import type { TrunkHealthView } from '../../calls/trunk-resolution.js';
 import type { SipTrunk } from '../../model/entities.js';
 import {
   E164_PATTERN,
+  ROUTE_PREFIX_PATTERN,
   SIP_HEADER_NAME_PATTERN,
   SIP_HOST_PATTERN,
   SIP_TEXT_PATTERN,
@@ -98,7 +99,7 @@ export type TrunkView = Static<typeof TrunkViewSchema>;
 const ROUTE_FIELDS = {
   name: Type.String({ minLength: 1, maxLength: 200, description: 'Default: the prefix.' }),
   prefix: Type.String({
-    pattern: '^\\+[0-9]{0,15}$',
+    pattern: ROUTE_PREFIX_PATTERN,
     description: 'E.164 prefix including +, e.g. +1212. Longest match wins.',
   }),
   sipTrunkId: Type.String({ minLength: 1 }),

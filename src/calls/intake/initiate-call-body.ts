@@ -5,6 +5,7 @@
 // separators) are in initiate-call-request.ts. Defaults are stated here once.
 import { Type, type Static } from 'typebox';
 import { SUPER_VARIABLE_TYPES } from '../../model/call-record.js';
+import { CALLER_ID_PREFIX_PATTERN } from '../../model/sip-values.js';
 
 export const CONTEXT_FOR_AI_MAX = 12_000;
 export const RETRY_DELAY_MINUTES = { min: 30, max: 1440, default: 30 } as const;
@@ -40,7 +41,7 @@ export const InitiateCallBodySchema = Type.Object(
     callerId: Type.Optional(text('E.164 number or SIP URI the trunk may present.')),
     outBoundCallerIdPrefix: Type.Optional(
       Type.String({
-        pattern: '^\\+?[0-9]{1,15}$',
+        pattern: CALLER_ID_PREFIX_PATTERN,
         description: "Picks the trunk's caller ID starting with this prefix.",
       }),
     ),

@@ -2,36 +2,22 @@
 // on the real WebSocket asks for the transfer (or the API does); SIPp plays
 // the callee, takes the REFER and reports by NOTIFY (uas-daemon-refer-*:
 // the Refer-To and Referred-By the call session builds are checked there).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentServer, type AgentSession } from '../test/agents/agent-server.js';
-import { allocatePort, startSipp, type SippProcess } from './runner/sipp-runner.js';
-import { startGateway, type Gateway } from './support/gateway-harness.js';
+import { describe, expect, it } from 'vitest';
+import type { AgentServer, AgentSession } from '../test/agents/agent-server.js';
+import type { SippProcess } from './runner/sipp-runner.js';
+import { useTransferDaemon } from './support/transfer-harness.js';
 
-let gw: Gateway;
-const sipps: SippProcess[] = [];
-const servers: AgentServer[] = [];
+const daemon = useTransferDaemon();
 let n = 0;
 const number = () => `+1212555${String(7100 + n++).padStart(4, '0')}`;
 
-async function farEnd(scenario: string): Promise<SippProcess> {
-  const sipp = await startSipp({
-    scenario,
-    timeoutSec: 20,
-    extraArgs: ['-mp', String(await allocatePort())],
-  });
-  sipps.push(sipp);
-  return sipp;
+function farEnd(scenario: string): Promise<SippProcess> {
+  return daemon.farEnd({ scenario, timeoutSec: 20 });
 }
 
 /** An agent on its own server; its first session is the call's. */
 async function agent(): Promise<{ agentId: string; server: AgentServer }> {
-  const server = await AgentServer.listen();
-  servers.push(server);
-  const res = await gw.api('POST', '/api/v1/agents', {
-    name: `transfer-${n}`,
-    websocketUrl: server.url,
-    outgoing: { ringTimeoutSeconds: 5, maxDurationSeconds: 20 },
-  });
+  const { server, res } = await daemon.agent(`transfer-${n}`, 20);
   if (res.status !== 201) throw new Error(`agent: ${JSON.stringify(res.json)}`);
   return { agentId: res.json.id as string, server };
 }
@@ -53,28 +39,19 @@ function transferFields(r: any) {
   };
 }
 
-beforeAll(async () => {
-  gw = await startGateway();
-}, 30_000);
-afterAll(async () => {
-  for (const s of sipps) s.kill();
-  await Promise.all(servers.map((s) => s.close()));
-  await gw?.stop();
-}, 30_000);
-
 describe('blind transfer through the daemon (SIPp callee)', () => {
   it('the agent asks; 202, NOTIFY 100 then 200 → our BYE, transferred / call_transferred, the agent told success and closed', async () => {
     const { agentId, server } = await agent();
     const sipp = await farEnd('uas-daemon-refer-accept-notify-100-200.xml');
-    const callId = await gw.call(await gw.trunk(sipp.port), number(), { agentId });
+    const callId = await daemon.gw.call(await daemon.gw.trunk(sipp.port), number(), { agentId });
     const session = await server.session(0);
     await session.started(10_000);
-    await gw.waitFor(callId, 'in_call', 10_000);
+    await daemon.gw.waitFor(callId, 'in_call', 10_000);
     session.send({
       event: 'transfer',
       transfer: { destination: '+14155550123', transferReason: 'billing question' },
     });
-    const r = await gw.waitFor(callId, 'transferred', 15_000);
+    const r = await daemon.gw.waitFor(callId, 'transferred', 15_000);
     const sippResult = await sipp.done;
     expect(sippResult.code, sippResult.errors).toBe(0);
     expect((await session.closed).code).toBe(1000);
@@ -116,11 +93,11 @@ describe('blind transfer through the daemon (SIPp callee)', () => {
   it('the API asks; 405 to the REFER → 200 failed refer_refused, the call stays up with the agent until it hangs up', async () => {
     const { agentId, server } = await agent();
     const sipp = await farEnd('uas-daemon-refer-405.xml');
-    const callId = await gw.call(await gw.trunk(sipp.port), number(), { agentId });
+    const callId = await daemon.gw.call(await daemon.gw.trunk(sipp.port), number(), { agentId });
     const session = await server.session(0);
     await session.started(10_000);
-    await gw.waitFor(callId, 'in_call', 10_000);
-    const res = await gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
+    await daemon.gw.waitFor(callId, 'in_call', 10_000);
+    const res = await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
       destination: '+14155550123',
       transferMode: 'blind',
     });
@@ -132,10 +109,10 @@ describe('blind transfer through the daemon (SIPp callee)', () => {
       sipStatus: 405,
       sipReason: 'Method Not Allowed',
     });
-    const during = await gw.get(callId);
+    const during = await daemon.gw.get(callId);
     expect(during.status).toBe('in_call');
     // a second request: the call is up, nothing in progress; warm is not carried out yet
-    const warm = await gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
+    const warm = await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
       destination: '+14155550123',
       transferMode: 'warm',
     });
@@ -147,7 +124,7 @@ describe('blind transfer through the daemon (SIPp callee)', () => {
     expect(transferEvents(session)[1]).toMatchObject({ reason: 'refer_refused', sipStatus: 405 });
 
     session.send({ event: 'hangup', hangup: { reason: 'done' } });
-    const r = await gw.waitFor(callId, undefined, 10_000);
+    const r = await daemon.gw.waitFor(callId, undefined, 10_000);
     const sippResult = await sipp.done;
     expect(sippResult.code, sippResult.errors).toBe(0);
     console.log('refused 405:', JSON.stringify(transferFields(r), null, 1));
@@ -170,11 +147,11 @@ describe('blind transfer through the daemon (SIPp callee)', () => {
   it('409 call_not_live once the call has ended', async () => {
     const { agentId } = await agent();
     const sipp = await farEnd('uas-daemon-refer-405.xml');
-    const callId = await gw.call(await gw.trunk(sipp.port), number(), { agentId });
-    await gw.waitFor(callId, 'in_call', 10_000);
-    await gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
-    await gw.waitFor(callId, undefined, 10_000);
-    const res = await gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
+    const callId = await daemon.gw.call(await daemon.gw.trunk(sipp.port), number(), { agentId });
+    await daemon.gw.waitFor(callId, 'in_call', 10_000);
+    await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
+    await daemon.gw.waitFor(callId, undefined, 10_000);
+    const res = await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
       destination: '+14155550123',
     });
     expect(res.status).toBe(409);

@@ -5,14 +5,11 @@
 // SIPp), bridges the two media legs and, after our hangup, BYEs both. RTP
 // flows on both legs (the daemon's frames echoed back and relayed across),
 // counted in the record's networkQuality and the transfer participant's.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentServer } from '../test/agents/agent-server.js';
-import { allocatePort, startSipp, type SippProcess } from './runner/sipp-runner.js';
-import { startGateway, type Gateway } from './support/gateway-harness.js';
+import { describe, expect, it } from 'vitest';
+import type { SippProcess } from './runner/sipp-runner.js';
+import { useTransferDaemon } from './support/transfer-harness.js';
 
-let gw: Gateway;
-const sipps: SippProcess[] = [];
-const servers: AgentServer[] = [];
+const daemon = useTransferDaemon();
 
 /**
  * SIPp as callee and target. Its media port comes from allocatePort, which
@@ -21,13 +18,10 @@ const servers: AgentServer[] = [];
  */
 async function bothFarEnds(): Promise<SippProcess> {
   for (let i = 0; i < 3; i++) {
-    const sipp = await startSipp({
-      scenario: 'uas-daemon-refer-405-bridge.xml',
-      calls: 2,
-      timeoutSec: 25,
-      extraArgs: ['-mp', String(await allocatePort()), '-rtp_echo'],
-    });
-    sipps.push(sipp);
+    const sipp = await daemon.farEnd(
+      { scenario: 'uas-daemon-refer-405-bridge.xml', calls: 2, timeoutSec: 25 },
+      ['-rtp_echo'],
+    );
     const exited = await Promise.race([
       sipp.done.then(() => true),
       new Promise<boolean>((r) => setTimeout(() => r(false), 300)),
@@ -37,44 +31,29 @@ async function bothFarEnds(): Promise<SippProcess> {
   throw new Error('SIPp did not start (media port taken three times)');
 }
 
-beforeAll(async () => {
-  gw = await startGateway();
-}, 30_000);
-afterAll(async () => {
-  for (const s of sipps) s.kill();
-  await Promise.all(servers.map((s) => s.close()));
-  await gw?.stop();
-}, 30_000);
-
 describe('transfer by bridging through the daemon (SIPp callee and target)', () => {
   it('REFER 405 → the target dialed and bridged, RTP both ways; our hangup BYEs both, transferred / call_transferred', async () => {
-    const server = await AgentServer.listen();
-    servers.push(server);
-    const agent = await gw.api('POST', '/api/v1/agents', {
-      name: 'transfer-bridge',
-      websocketUrl: server.url,
-      outgoing: { ringTimeoutSeconds: 5, maxDurationSeconds: 30 },
-    });
+    const { server, res: agent } = await daemon.agent('transfer-bridge', 30);
     expect(agent.status).toBe(201);
     const sipp = await bothFarEnds();
-    const callId = await gw.call(await gw.trunk(sipp.port), '+12125557300', {
+    const callId = await daemon.gw.call(await daemon.gw.trunk(sipp.port), '+12125557300', {
       agentId: agent.json.id,
     });
     const session = await server.session(0);
     await session.started(10_000);
-    await gw.waitFor(callId, 'in_call', 10_000);
-    const res = await gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
+    await daemon.gw.waitFor(callId, 'in_call', 10_000);
+    const res = await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
       destination: '+14155550123',
       fallbackToBridge: true,
       secondsToWaitForCallerToAnswer: 10,
     });
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ callId, transferringStatus: 'success', sipStatus: 200 });
-    const live = await gw.get(callId);
+    const live = await daemon.gw.get(callId);
     expect(live.status).toBe('transferring');
     await new Promise((r) => setTimeout(r, 2000));
-    await gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
-    const r = await gw.waitFor(callId, undefined, 10_000);
+    await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
+    const r = await daemon.gw.waitFor(callId, undefined, 10_000);
     const sippResult = await sipp.done;
     expect(sippResult.code, sippResult.errors).toBe(0);
     const target = r.participants.find((p: any) => p.type === 'transfer');

@@ -3,51 +3,22 @@
 // the end reason when the SIP stack's session timer ends a call, the far-end
 // liveness rule (no RTP and no answer in the dialog), the dialog kept while
 // the call is answered, and the BYE recovery sends for it after a crash.
-import { EventEmitter } from 'node:events';
-import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AccountService } from '../accounts/account-service.js';
 import { ManualClock } from '../clock.js';
-import { openDatabase } from '../store/database.js';
-import { createStore, type Store } from '../store/store.js';
-import { CallService } from './call-service.js';
-import { Dialer, type DialerSettings } from './dialer.js';
-import type { MediaLeg, MediaPort, NetworkQuality } from './ports/media-port.js';
+import type { Store } from '../store/store.js';
+import type { CallService } from './call-service.js';
+import type { Dialer, DialerSettings } from './dialer.js';
 import type { DialogSnapshot, SignalingPort } from './ports/signaling-port.js';
-import { realTimers } from './timers.js';
-import { FakeLeg } from './session/test-support/fake-leg.js';
+import type { FakeLeg } from './session/test-support/fake-leg.js';
+import {
+  answerCall,
+  FakeMedia,
+  fakeMediaPort,
+  freshWorld,
+  legSignaling,
+  makeDialerAndCalls,
+} from './session/test-support/transfer-rig.js';
 import { FarEndLiveness, probeSaysGone } from './session/far-end-liveness.js';
-import { agentFixture, trunkFixture } from '../model/test-support/entity-fixtures.js';
-
-const NEW_YORK = async () => ({ country: 'US', zones: ['America/New_York'] });
-
-class FakeMedia extends EventEmitter {
-  readonly localPort = 20000;
-  readonly localAddress = '127.0.0.1';
-  received = 0;
-  createOffer = () => 'v=0 offer';
-  applyAnswer = () => ({ codec: 'PCMU', remoteAddress: '127.0.0.1', remotePort: 4000 });
-  answerOffer = () => 'v=0 answer';
-  onAudio = () => undefined;
-  enqueue = () => 0;
-  mark = () => undefined;
-  clear = () => ({ droppedMs: 0, droppedMarks: [] });
-  sendDtmf = () => undefined;
-  stats = (): NetworkQuality => ({
-    packetsReceived: this.received,
-    packetsLost: 0,
-    lossPct: 0,
-    packetsOutOfOrder: 0,
-    jitterMs: 1,
-  });
-  /** The media layer's periodic report (every 5 s in the real engine). */
-  report(): void {
-    this.emit('stats', this.stats());
-  }
-  async close() {
-    return { networkQuality: this.stats(), recording: null };
-  }
-}
 
 const snapshot = (over: Partial<DialogSnapshot> = {}): DialogSnapshot => ({
   callId: 'sip-call-1@gw',
@@ -73,58 +44,27 @@ let companyId: string;
 let agentId: string;
 
 const signaling: SignalingPort = {
-  invite: (req) => {
-    req.onSending?.();
-    const leg = new FakeLeg(req);
-    legs.push(leg);
-    return leg;
-  },
+  ...legSignaling((leg) => legs.push(leg)),
   endDialog: async (dialog, reason) => {
     ended.push({ dialog, ...(reason ? { reason } : {}) });
     return endStatus;
   },
 };
-const media: MediaPort = {
-  createSession: async () => {
-    const m = new FakeMedia();
-    medias.push(m);
-    return m as unknown as MediaLeg;
-  },
-};
+const media = fakeMediaPort(
+  (m) => medias.push(m),
+  () => new FakeMedia(20000, 1),
+);
 
 function makeDialer(
   settings: Partial<DialerSettings> = {},
   port: SignalingPort = signaling,
 ): { dialer: Dialer; calls: CallService } {
-  const dialer = new Dialer({
-    store,
-    clock,
-    zones: NEW_YORK,
-    timers: realTimers,
-    signaling: port,
-    media,
-    log: pino({ level: 'silent' }),
-    settings: {
-      defaultRingTimeoutSeconds: 30,
-      defaultMaxDurationSeconds: 3600,
-      stuckAfterSeconds: 60,
-      ...settings,
-    },
-  });
-  return { dialer, calls: new CallService(store, clock, { dispatcher: dialer, zones: NEW_YORK }) };
+  return makeDialerAndCalls({ store, clock, signaling: port, media, settings });
 }
 
 beforeEach(() => {
   vi.useFakeTimers();
-  clock = new ManualClock(Date.UTC(2026, 5, 10, 15, 0, 0));
-  store = createStore(openDatabase(':memory:'));
-  const accounts = new AccountService(store, clock);
-  companyId = accounts.createCompany('acme', null, { secondsRemaining: 100_000 }).id;
-  const now = new Date(clock.now()).toISOString();
-  store.sipTrunks.insert(trunkFixture({ companyId, createdAt: now }));
-  agentId = store.agents.insert(
-    agentFixture({ companyId, createdAt: now, websocketUrl: 'ws://x' }),
-  ).id;
+  ({ store, clock, companyId, agentId } = freshWorld({ websocketUrl: 'ws://x' }));
   legs = [];
   medias = [];
   ended = [];
@@ -132,25 +72,14 @@ beforeEach(() => {
 });
 afterEach(() => vi.useRealTimers());
 
-const who = () => ({ company: store.companies.get(companyId)!, key: { id: 'k', name: 'key' } });
 const record = (callId: string) => store.calls.get(companyId, callId)!;
 
-async function answeredCall(
-  calls: CallService,
-  destinationNumber = '+12125551234',
-): Promise<{ callId: string; leg: FakeLeg }> {
-  const { callId } = await calls.initiate(who(), { destinationNumber, agentId });
-  await vi.advanceTimersByTimeAsync(0);
-  const leg = legs.at(-1)!;
-  leg.fire('provisional', { status: 180, reason: 'Ringing' });
-  clock.advance(1000);
-  // As the SIP stack does: the confirmed dialog first, then `answered`.
-  leg.request.onDialog?.(snapshot({ callId: leg.callId }));
-  leg.fire('answered', { sdp: 'v=0 answer' });
-  await vi.advanceTimersByTimeAsync(0);
-  expect(record(callId).status).toBe('in_call');
-  return { callId, leg };
-}
+const answeredCall = (calls: CallService, destinationNumber = '+12125551234') =>
+  answerCall({ store, clock, legs, companyId, agentId }, calls, {
+    destinationNumber,
+    // As the SIP stack does: the confirmed dialog first, then `answered`.
+    beforeAnswer: (leg) => leg.request.onDialog?.(snapshot({ callId: leg.callId })),
+  });
 
 describe('the session timer ends a call (RFC 4028 §10)', () => {
   it.each(['session_expired', 'session_refresh_no_answer', 'session_refresh_481'])(
@@ -296,7 +225,7 @@ describe('liveness: no RTP from the far end and no answer in its dialog', () => 
     const m = medias[0]!;
     for (let t = 5; t <= 60; t += 5) {
       clock.advance(5000);
-      m.received += 250;
+      m.packets += 250;
       m.report();
     }
     expect(leg.probes).toBe(0);

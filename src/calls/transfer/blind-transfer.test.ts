@@ -2,45 +2,21 @@
 // (fake-leg.ts), a fake agent link that records what the agent is told, and
 // the real store: every path of the outcome, what the record keeps, the
 // refusals before any REFER.
-import { EventEmitter } from 'node:events';
-import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AccountService } from '../../accounts/account-service.js';
-import { ManualClock } from '../../clock.js';
-import { agentFixture, trunkFixture } from '../../model/test-support/entity-fixtures.js';
-import { openDatabase } from '../../store/database.js';
-import { createStore, type Store } from '../../store/store.js';
+import type { ManualClock } from '../../clock.js';
+import type { Store } from '../../store/store.js';
 import { CallError } from '../call-error.js';
-import { CallService } from '../call-service.js';
-import { Dialer } from '../dialer.js';
+import type { CallService } from '../call-service.js';
+import type { Dialer } from '../dialer.js';
 import type { AgentLink, AgentLinkHooks, TransferProgressEvent } from '../ports/agent-link.js';
-import type { MediaLeg, MediaPort } from '../ports/media-port.js';
-import type { SignalingPort } from '../ports/signaling-port.js';
-import { FakeLeg } from '../session/test-support/fake-leg.js';
-import { realTimers } from '../timers.js';
-
-class FakeMedia extends EventEmitter {
-  readonly localPort = 20000;
-  readonly localAddress = '127.0.0.1';
-  createOffer = () => 'v=0 offer';
-  applyAnswer = () => ({ codec: 'PCMU', remoteAddress: '127.0.0.1', remotePort: 4000 });
-  answerOffer = () => 'v=0 answer';
-  onAudio = () => undefined;
-  enqueue = () => 0;
-  mark = () => undefined;
-  clear = () => ({ droppedMs: 0, droppedMarks: [] });
-  sendDtmf = () => undefined;
-  stats = () => ({
-    packetsReceived: 0,
-    packetsLost: 0,
-    lossPct: 0,
-    packetsOutOfOrder: 0,
-    jitterMs: 0,
-  });
-  async close() {
-    return { networkQuality: this.stats(), recording: null };
-  }
-}
+import type { FakeLeg } from '../session/test-support/fake-leg.js';
+import {
+  answerCall,
+  fakeMediaPort,
+  freshWorld,
+  legSignaling,
+  makeDialerAndCalls,
+} from '../session/test-support/transfer-rig.js';
 
 let store: Store;
 let clock: ManualClock;
@@ -52,33 +28,18 @@ let told: TransferProgressEvent[];
 let agentHooks: AgentLinkHooks | undefined;
 let agentStopped: number;
 
-const signaling: SignalingPort = {
-  invite: (req) => {
-    req.onSending?.();
-    const leg = new FakeLeg(req);
-    legs.push(leg);
-    return leg;
-  },
-};
-const media: MediaPort = { createSession: async () => new FakeMedia() as unknown as MediaLeg };
+const signaling = legSignaling((leg) => legs.push(leg));
+const media = fakeMediaPort();
 
 /** The dialer behind the last makeCalls(). */
 let dialer: Dialer;
 
 function makeCalls(): CallService {
-  dialer = new Dialer({
+  const made = makeDialerAndCalls({
     store,
     clock,
-    zones: async () => ({ country: 'US', zones: ['America/New_York'] }),
-    timers: realTimers,
     signaling,
     media,
-    log: pino({ level: 'silent' }),
-    settings: {
-      defaultRingTimeoutSeconds: 30,
-      defaultMaxDurationSeconds: 3600,
-      stuckAfterSeconds: 60,
-    },
     agents: () => {
       const link: AgentLink = {
         connect: async () => undefined,
@@ -92,21 +53,13 @@ function makeCalls(): CallService {
       return link;
     },
   });
-  return new CallService(store, clock, {
-    dispatcher: dialer,
-    zones: async () => ({ country: 'US', zones: ['America/New_York'] }),
-  });
+  dialer = made.dialer;
+  return made.calls;
 }
 
 beforeEach(() => {
   vi.useFakeTimers();
-  clock = new ManualClock(Date.UTC(2026, 5, 10, 15, 0, 0));
-  store = createStore(openDatabase(':memory:'));
-  const accounts = new AccountService(store, clock);
-  companyId = accounts.createCompany('acme', null, { secondsRemaining: 100_000 }).id;
-  const now = new Date(clock.now()).toISOString();
-  store.sipTrunks.insert(trunkFixture({ companyId, createdAt: now }));
-  agentId = store.agents.insert(agentFixture({ companyId, createdAt: now })).id;
+  ({ store, clock, companyId, agentId } = freshWorld());
   legs = [];
   told = [];
   agentHooks = undefined;
@@ -117,17 +70,8 @@ afterEach(() => vi.useRealTimers());
 const who = () => ({ company: store.companies.get(companyId)!, key: { id: 'k', name: 'key' } });
 const record = (callId: string) => store.calls.get(companyId, callId)!;
 
-async function answeredCall(calls: CallService): Promise<{ callId: string; leg: FakeLeg }> {
-  const { callId } = await calls.initiate(who(), { destinationNumber: '+12125551234', agentId });
-  await vi.advanceTimersByTimeAsync(0);
-  const leg = legs.at(-1)!;
-  leg.fire('provisional', { status: 180, reason: 'Ringing' });
-  clock.advance(1000);
-  leg.fire('answered', { sdp: 'v=0 answer' });
-  await vi.advanceTimersByTimeAsync(0);
-  expect(record(callId).status).toBe('in_call');
-  return { callId, leg };
-}
+const answeredCall = (calls: CallService) =>
+  answerCall({ store, clock, legs, companyId, agentId }, calls);
 
 const TARGET = '+14155550123';
 

@@ -4,63 +4,21 @@
 // through the trunk as a second leg, the audio relayed both ways once it
 // answers (the agent cut off), either party's hangup ending the other, and
 // every failure path letting go of the target's leg and media.
-import { EventEmitter } from 'node:events';
-import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AccountService } from '../../accounts/account-service.js';
-import { ManualClock } from '../../clock.js';
-import type { NetworkQuality } from '../../model/call-record.js';
-import { agentFixture, trunkFixture } from '../../model/test-support/entity-fixtures.js';
-import { openDatabase } from '../../store/database.js';
-import { createStore, type Store } from '../../store/store.js';
-import { CallService } from '../call-service.js';
-import { Dialer } from '../dialer.js';
+import type { ManualClock } from '../../clock.js';
+import type { Store } from '../../store/store.js';
+import type { CallService } from '../call-service.js';
 import type { AgentLink, TransferProgressEvent } from '../ports/agent-link.js';
-import type { MediaLeg, MediaPort, ReceivedFrame } from '../ports/media-port.js';
-import type { SignalingPort } from '../ports/signaling-port.js';
-import { FakeLeg } from '../session/test-support/fake-leg.js';
-import { realTimers } from '../timers.js';
-
-/** One media session: one audio handler (as MediaSession), what was enqueued kept. */
-class FakeMedia extends EventEmitter {
-  constructor(readonly localPort: number) {
-    super();
-  }
-  readonly localAddress = '127.0.0.1';
-  handler: ((f: ReceivedFrame) => void) | undefined;
-  enqueued: Uint8Array[] = [];
-  closed = 0;
-  packets = 0;
-  createOffer = () => 'v=0 offer';
-  applyAnswer = () => ({ codec: 'PCMU', remoteAddress: '127.0.0.1', remotePort: 4000 });
-  answerOffer = () => 'v=0 answer';
-  onAudio = (h: (f: ReceivedFrame) => void) => {
-    this.handler = h;
-  };
-  enqueue = (a: Uint8Array) => {
-    this.enqueued.push(a);
-    return a.length / 8;
-  };
-  mark = () => undefined;
-  clear = () => ({ droppedMs: 0, droppedMarks: [] });
-  sendDtmf = () => undefined;
-  stats = (): NetworkQuality => ({
-    packetsReceived: this.packets,
-    packetsLost: 0,
-    lossPct: 0,
-    packetsOutOfOrder: 0,
-    jitterMs: 0,
-  });
-  /** RTP from the far end of this leg. */
-  receive(bytes: number[]): void {
-    this.packets++;
-    this.handler?.({ ulaw: Buffer.from(bytes), mediaTimeMs: 0, receivedAt: 0 });
-  }
-  async close() {
-    this.closed++;
-    return { networkQuality: this.stats(), recording: null };
-  }
-}
+import type { MediaLeg } from '../ports/media-port.js';
+import type { FakeLeg } from '../session/test-support/fake-leg.js';
+import {
+  answerCall,
+  FakeMedia,
+  fakeMediaPort,
+  freshWorld,
+  legSignaling,
+  makeDialerAndCalls,
+} from '../session/test-support/transfer-rig.js';
 
 let store: Store;
 let clock: ManualClock;
@@ -73,36 +31,19 @@ let told: TransferProgressEvent[];
 let agentHeard: number;
 let agentMedia: MediaLeg | undefined;
 
-const signaling: SignalingPort = {
-  invite: (req) => {
-    req.onSending?.();
-    const leg = new FakeLeg(req);
-    legs.push(leg);
-    return leg;
-  },
-};
-const media: MediaPort = {
-  createSession: async () => {
-    const m = new FakeMedia(20000 + 2 * medias.length);
-    medias.push(m);
-    return m as unknown as MediaLeg;
-  },
-};
+const signaling = legSignaling((leg) => legs.push(leg));
+const media = fakeMediaPort(
+  (m) => medias.push(m),
+  () => new FakeMedia(20000 + 2 * medias.length),
+);
 
 function makeCalls(): CallService {
-  const dialer = new Dialer({
+  return makeDialerAndCalls({
     store,
     clock,
-    zones: async () => ({ country: 'US', zones: ['America/New_York'] }),
-    timers: realTimers,
     signaling,
     media,
-    log: pino({ level: 'silent' }),
-    settings: {
-      defaultRingTimeoutSeconds: 30,
-      defaultMaxDurationSeconds: 3600,
-      stuckAfterSeconds: 600,
-    },
+    settings: { stuckAfterSeconds: 600 },
     agents: () => {
       const link: AgentLink = {
         connect: async () => undefined,
@@ -116,22 +57,12 @@ function makeCalls(): CallService {
       };
       return link;
     },
-  });
-  return new CallService(store, clock, {
-    dispatcher: dialer,
-    zones: async () => ({ country: 'US', zones: ['America/New_York'] }),
-  });
+  }).calls;
 }
 
 beforeEach(() => {
   vi.useFakeTimers();
-  clock = new ManualClock(Date.UTC(2026, 5, 10, 15, 0, 0));
-  store = createStore(openDatabase(':memory:'));
-  const accounts = new AccountService(store, clock);
-  companyId = accounts.createCompany('acme', null, { secondsRemaining: 100_000 }).id;
-  const now = new Date(clock.now()).toISOString();
-  store.sipTrunks.insert(trunkFixture({ companyId, createdAt: now }));
-  agentId = store.agents.insert(agentFixture({ companyId, createdAt: now })).id;
+  ({ store, clock, companyId, agentId } = freshWorld());
   legs = [];
   medias = [];
   told = [];
@@ -140,21 +71,15 @@ beforeEach(() => {
 });
 afterEach(() => vi.useRealTimers());
 
-const who = () => ({ company: store.companies.get(companyId)!, key: { id: 'k', name: 'key' } });
 const record = (callId: string) => store.calls.get(companyId, callId)!;
 const TARGET = '+14155550123';
 
 async function answeredCall(calls: CallService): Promise<{ callId: string; leg: FakeLeg }> {
-  const { callId } = await calls.initiate(who(), { destinationNumber: '+12125551234', agentId });
-  await vi.advanceTimersByTimeAsync(0);
-  const leg = legs.at(-1)!;
-  leg.fire('provisional', { status: 180, reason: 'Ringing' });
-  clock.advance(1000);
-  leg.fire('answered', { sdp: 'v=0 answer' });
-  await vi.advanceTimersByTimeAsync(0);
-  expect(record(callId).status).toBe('in_call');
-  leg.referScript = { outcome: { kind: 'refused', status: 405, reason: 'Method Not Allowed' } };
-  return { callId, leg };
+  const answered = await answerCall({ store, clock, legs, companyId, agentId }, calls);
+  answered.leg.referScript = {
+    outcome: { kind: 'refused', status: 405, reason: 'Method Not Allowed' },
+  };
+  return answered;
 }
 
 /** Asks for the transfer with fallbackToBridge; the target's leg once it is dialed. */

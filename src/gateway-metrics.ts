@@ -12,6 +12,8 @@ export interface GatewayMetricSources {
     rtpToWs: { snapshot(): LatencySnapshot };
     wsToRtp: { snapshot(): LatencySnapshot };
   };
+  /** A bridged transfer's relay between the callee's and the target's legs. */
+  transferRelayLatency?: { snapshot(): LatencySnapshot };
   media: {
     readonly activeSessions: number;
     pacingStats(): { wakeups: number; ticks: number; skippedTicks: number; maxLateMs: number };
@@ -59,6 +61,15 @@ export function registerGatewayMetrics(registry: Registry, s: GatewayMetricSourc
     registry,
     () => s.agentLatency.wsToRtp.snapshot(),
   );
+  const relay = s.transferRelayLatency;
+  if (relay) {
+    new SnapshotHistogram(
+      'gateway_transfer_relay_latency_ms',
+      "A bridged transfer's frame: its arrival on one leg's RTP socket until it is queued for playout on the other leg, ms (the other leg's 20 ms pacing comes on top).",
+      registry,
+      () => relay.snapshot(),
+    );
+  }
   new SnapshotHistogram(
     'gateway_media_send_spacing_deviation_ms',
     "|interval − 20 ms| between the starts of each session's consecutive frames in the daemon (pauses inside a burst included), ms.",

@@ -5,7 +5,11 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AccountService } from './accounts/account-service.js';
 import { AgentBridge } from './agent-bridge/agent-bridge.js';
 import { buildApp } from './api/build-app.js';
-import { agentRtpToWsLatency, agentWsToRtpLatency } from './agent-bridge/agent-latency.js';
+import {
+  agentRtpToWsLatency,
+  agentWsToRtpLatency,
+  transferRelayLatency,
+} from './agent-bridge/agent-latency.js';
 import { CallService } from './calls/call-service.js';
 import { Dialer } from './calls/dialer.js';
 import { resolveDestinationZones } from './calls/protections/destination-zones.js';
@@ -210,6 +214,8 @@ async function main(): Promise<void> {
     trunkHealth,
     agents: (record, agent) =>
       new AgentBridge(record, agent, { clock, log: log.child({ component: 'agent' }) }),
+    // The media layer's time base (ReceivedFrame.receivedAt), not the wall clock.
+    relayLatency: { now: () => performance.now(), record: (ms) => transferRelayLatency.record(ms) },
     settings: {
       defaultRingTimeoutSeconds: config.calls.defaultRingTimeoutSeconds,
       defaultMaxDurationSeconds: config.calls.defaultMaxDurationSeconds,
@@ -226,6 +232,7 @@ async function main(): Promise<void> {
   collectDefaultMetrics({ register: metrics });
   registerGatewayMetrics(metrics, {
     agentLatency: { rtpToWs: agentRtpToWsLatency, wsToRtp: agentWsToRtpLatency },
+    transferRelayLatency,
     media: engine,
     spacingBinMs: SPACING_BIN_MS,
     calls: dialer,

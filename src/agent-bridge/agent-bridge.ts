@@ -163,6 +163,12 @@ export class AgentBridge implements AgentLink {
         if (!this.stopping) hooks.transfer(t);
       });
     });
+    conn.on('consult', (c) => {
+      this.log.info({ action: c.action }, 'agent acts on the consult');
+      queueMicrotask(() => {
+        if (!this.stopping) hooks.consult?.(c.action);
+      });
+    });
     conn.on('close', (info) => this.onClose(info));
     conn.on('error', (err) => this.log.warn({ err }, 'agent connection error'));
 

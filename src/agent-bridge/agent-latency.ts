@@ -21,3 +21,11 @@ export const agentRtpToWsLatency = new LatencyHistogram(AGENT_LATENCY_BOUNDS_MS)
  * `gateway_agent_ws_to_rtp_latency_ms`.
  */
 export const agentWsToRtpLatency = new LatencyHistogram(AGENT_LATENCY_BOUNDS_MS);
+
+/**
+ * A transfer bridged in the gateway (issue 24): a frame's arrival on one
+ * leg's RTP socket until it is queued for playout on the other leg (the hop
+ * from the media worker to the main thread included; the other leg's 20 ms
+ * pacing comes on top). Metric `gateway_transfer_relay_latency_ms`.
+ */
+export const transferRelayLatency = new LatencyHistogram(AGENT_LATENCY_BOUNDS_MS);

@@ -50,6 +50,19 @@ describe('decodeAgentFrame: Twilio messages', () => {
     });
   });
 
+  it('merge, cancel and swap: the consult actions of a warm or attended transfer', () => {
+    for (const action of ['merge', 'cancel', 'swap'] as const) {
+      expect(decodeAgentFrame(j({ event: action, streamSid: 'x' }))).toEqual({
+        kind: 'message',
+        message: { event: 'consult', data: { action } },
+      });
+    }
+    expect(decodeAgentFrame(j({ event: 'consult' }))).toEqual({
+      kind: 'unknown',
+      event: 'consult',
+    });
+  });
+
   it.each([
     ['media without payload', { event: 'media', media: {} }],
     ['media with a number payload', { event: 'media', media: { payload: 5 } }],

@@ -122,6 +122,10 @@ const DECODERS: Record<string, (m: Json) => AgentMessage | null> = {
     if (typeof wait === 'number') transfer.secondsToWaitForCallerToAnswer = wait;
     return { event: 'transfer', data: transfer };
   },
+  // A warm or attended transfer's next step: `{"event":"merge"}`, `cancel`, `swap`.
+  merge: () => ({ event: 'consult', data: { action: 'merge' } }),
+  cancel: () => ({ event: 'consult', data: { action: 'cancel' } }),
+  swap: () => ({ event: 'consult', data: { action: 'swap' } }),
   result(m) {
     const r = body(m, 'result');
     const result: AgentResult = {};

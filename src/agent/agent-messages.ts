@@ -115,6 +115,11 @@ export interface AgentOutboundResult {
   dateTimeToCallBack?: string;
 }
 
+/** The agent's `merge`, `cancel` or `swap` during a warm or attended transfer. */
+export interface AgentConsult {
+  action: 'merge' | 'cancel' | 'swap';
+}
+
 export interface AgentVoicemail {
   /** True when the agent has left its message (→ `message_left`), else just detected. */
   messageLeft: boolean;
@@ -144,6 +149,7 @@ export interface AgentConnectionEvents {
   hangup: [AgentHangup];
   sendDtmf: [AgentSendDtmf];
   transfer: [AgentTransfer];
+  consult: [AgentConsult];
   result: [AgentResult];
   voicemail: [AgentVoicemail];
   close: [AgentCloseInfo];
@@ -156,6 +162,7 @@ export const EXTENSION_EVENTS = [
   'hangup',
   'sendDtmf',
   'transfer',
+  'consult',
   'result',
   'voicemail',
 ] as const;

@@ -70,6 +70,11 @@ const base: Record<string, CatalogueEntry> = {
     status: 409,
     description: 'A transfer of this call is already in progress; one at a time.',
   },
+  no_consult_in_progress: {
+    status: 409,
+    description:
+      'No warm or attended transfer of this call is in a phase that allows merge, cancel or swap.',
+  },
   // 401, 403
   unauthorized: {
     status: 401,

@@ -1,6 +1,7 @@
 // Accepting a call request: validate, resolve agent, trunk and caller ID,
 // apply the callee protections and the plan, store the record, and hand it
 // to the dialer (now) or the scheduler (later).
+import type { ConsultAction } from './ports/agent-link.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { ApiKey, Company } from '../model/entities.js';
@@ -52,6 +53,8 @@ export interface CallDispatcher {
   hangup(record: CallRecord): Promise<CallRecord | undefined>;
   /** Transfers a live call (issue 24); undefined when it is not live here. */
   transfer?(record: CallRecord, body: TransferBody): Promise<TransferResult> | undefined;
+  /** Merge, cancel or swap of a warm or attended transfer; undefined when the call is not here. */
+  consult?(record: CallRecord, action: ConsultAction): Promise<TransferResult> | undefined;
 }
 
 export interface CallServiceOptions {
@@ -266,6 +269,19 @@ export class CallService {
     }
     const running = this.dispatcher?.transfer?.(record, body);
     if (!running) throw new CallError('call_not_live', 'The call is not live on this gateway.');
+    return running;
+  }
+
+  /**
+   * Merges, cancels or swaps the warm or attended transfer under way. 409
+   * no_consult_in_progress when there is none in a phase that allows it.
+   */
+  async consult(companyId: string, id: string, action: ConsultAction): Promise<TransferResult> {
+    const record = this.get(companyId, id);
+    const running = this.dispatcher?.consult?.(record, action);
+    if (!running) {
+      throw new CallError('no_consult_in_progress', 'No transfer of this call is under way here.');
+    }
     return running;
   }
 }

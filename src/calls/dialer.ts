@@ -4,6 +4,7 @@
 // INVITE provably never left is dialed (through the gate), one whose INVITE
 // may have left is finished and handed to the retry policy; the watchdog
 // measures each session against its own deadlines.
+import type { ConsultAction } from './ports/agent-link.js';
 import type { CallRecord, DialedAttempt } from '../model/call-record.js';
 import { LIVE_STATUSES, type CallStatus } from '../model/call-status.js';
 import type { CallDispatcher } from './call-service.js';
@@ -91,6 +92,11 @@ export class Dialer implements CallDispatcher {
     const session = this.sessions.get(record.id);
     if (!session) return undefined;
     return session.transfer(body, 'api');
+  }
+
+  /** Merge, cancel or swap of the consult under way; undefined when the call is not ours. */
+  consult(record: CallRecord, action: ConsultAction): Promise<TransferResult> | undefined {
+    return this.sessions.get(record.id)?.consult(action);
   }
 
   /**

@@ -172,6 +172,10 @@ export type TransferMode = (typeof TRANSFER_MODES)[number];
 export type TransferringStatus =
   'transferring' | 'pending_confirmation' | 'success' | 'failed' | 'aborted';
 
+/** spec §3.3 `consultPhase` (warm or attended transfer). */
+export type ConsultPhase =
+  'idle' | 'consulting_ringing' | 'consulting_dest' | 'back_with_caller' | 'merged' | 'cancelled';
+
 /** Who asked for a transfer. */
 export type TransferRequestedBy = 'agent' | 'api';
 
@@ -206,13 +210,15 @@ export interface TransferringDetails {
   /** Transfer by bridging: the target's leg (its SIP Call-ID, when its INVITE left). */
   callDestinationCallId?: string;
   inviteSentAt?: string;
+  /** Warm or attended: where the consult stands (spec §3.3). */
+  consultPhase?: ConsultPhase;
   // ours
   /** `bridge`: the REFER was refused and the destination dialed as a second leg (fallbackToBridge). */
   via?: 'refer' | 'bridge';
   /** The refused REFER's status, when the transfer fell back to bridging. */
   referRefusedStatus?: number;
-  /** The Refer-To URI sent. */
-  referTo: string;
+  /** The Refer-To URI sent (a transfer by REFER). */
+  referTo?: string;
   requestedBy: TransferRequestedBy;
   startedAt: string;
   endedAt?: string;
@@ -237,8 +243,10 @@ export interface TransferAttempt {
   endedAt: string;
   sipStatus?: number;
   sipReason?: string;
-  /** `bridge`: carried out by dialing the destination and bridging (fallbackToBridge). */
+  /** `bridge`: carried out by dialing the destination and bridging (fallbackToBridge, warm, attended). */
   via?: 'refer' | 'bridge';
+  /** Warm or attended: the consult's last phase. */
+  consultPhase?: ConsultPhase;
 }
 
 /** spec §2.5 `scheduledReason`. */

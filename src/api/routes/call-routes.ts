@@ -67,18 +67,36 @@ const OptOutSchema = Type.Object({
 });
 const TransferResultSchema = Type.Object({
   callId: Type.String(),
-  transferringStatus: stringEnum(['success', 'failed', 'aborted'] as const),
+  transferringStatus: stringEnum(
+    ['pending_confirmation', 'success', 'failed', 'aborted'] as const,
+    'pending_confirmation: a warm or attended consult reached the target (merge or cancel next).',
+  ),
   transferMode: stringEnum(['blind', 'warm', 'attended'] as const),
   destination: Type.String(),
   transferFailedReason: Type.Optional(
     Type.String({
       description:
-        'refer_refused, transfer_failed, no_notify, call_ended, not_supported_yet, not_supported, …',
+        'refer_refused, transfer_failed, no_notify, bridge_failed, consult_failed, target_hung_up, cancelled, call_ended, not_supported, …',
     }),
   ),
   sipStatus: Type.Optional(Type.Integer()),
   sipReason: Type.Optional(Type.String()),
   referTo: Type.Optional(Type.String()),
+  via: Type.Optional(stringEnum(['refer', 'bridge'] as const)),
+  consultPhase: Type.Optional(
+    stringEnum([
+      'idle',
+      'consulting_ringing',
+      'consulting_dest',
+      'back_with_caller',
+      'merged',
+      'cancelled',
+    ] as const),
+  ),
+});
+const ConsultActionParams = Type.Object({
+  id: Type.String(),
+  action: stringEnum(['merge', 'cancel', 'swap'] as const),
 });
 const NumberParams = Type.Object({ number: Type.String({ description: 'E.164.' }) });
 
@@ -156,9 +174,10 @@ export function registerCallRoutes(
       config: { access: 'Calls' },
       schema: {
         ...common,
-        summary: 'Transfer a connected call (blind, by SIP REFER)',
+        summary:
+          'Transfer a connected call (blind by SIP REFER; warm or attended by a consult leg)',
         description:
-          "Answers once the far end has reported the transfer's outcome (bounded by secondsToWaitForCallerToAnswer, else 32 s). success: the call ends transferred / call_transferred; failed: the call stays up with its agent. warm and attended are answered failed / not_supported_yet.",
+          'blind: answers once the far end has reported the outcome (bounded by secondsToWaitForCallerToAnswer, else 32 s); success: the call ends transferred / call_transferred; failed: the call stays up with its agent. warm / attended: the callee is held and the destination dialed; answers pending_confirmation once it answered (the agent talks to it; merge or cancel next: POST …/transfer/merge or …/transfer/cancel), or failed (the agent is back with the callee).',
         params: IdParams,
         body: TransferBodySchema,
         response: { 200: TransferResultSchema },
@@ -167,6 +186,25 @@ export function registerCallRoutes(
     async (request) => ({
       callId: request.params.id,
       ...(await calls.transfer(request.auth.company.id, request.params.id, request.body)),
+    }),
+  );
+
+  api.post(
+    '/api/v1/phones/calls/:id/transfer/:action',
+    {
+      config: { access: 'Calls' },
+      schema: {
+        ...common,
+        summary: 'Merge, cancel or swap the warm or attended transfer under way',
+        description:
+          'merge: the callee and the target hear each other, the agent leaves (success; the call ends transferred when either hangs up). cancel: the target is hung up, the agent is back with the callee (aborted / cancelled). swap: the agent talks to the other party (consultPhase back_with_caller ⇄ consulting_dest). 409 no_consult_in_progress when there is no consult in a phase that allows it.',
+        params: ConsultActionParams,
+        response: { 200: TransferResultSchema },
+      },
+    },
+    async (request) => ({
+      callId: request.params.id,
+      ...(await calls.consult(request.auth.company.id, request.params.id, request.params.action)),
     }),
   );
 

@@ -6,6 +6,7 @@
 import type { Agent } from '../../model/entities.js';
 import type {
   CallRecord,
+  ConsultPhase,
   OutboundResult,
   TransferMode,
   TransferringStatus,
@@ -63,7 +64,16 @@ export interface TransferProgressEvent {
   /** The far end's status (the REFER's response or a NOTIFY's sipfrag), when one came. */
   sipStatus?: number;
   sipReason?: string;
+  /** Warm or attended: where the consult stands. */
+  consultPhase?: ConsultPhase;
+  /** Warm or attended, when the target answered: the whisper for the agent to speak to it. */
+  messageToPersonWantingToBeTransferred?: string;
+  /** Warm or attended, when the target answered: the reason to announce, if asked. */
+  transferReason?: string;
 }
+
+/** What the agent may do with a consult under way (its `merge`, `cancel` and `swap` messages). */
+export type ConsultAction = 'merge' | 'cancel' | 'swap';
 
 export type VoicemailVerdict = 'caller_voice_mail' | 'message_left';
 
@@ -76,6 +86,8 @@ export interface AgentLinkHooks {
   voicemail(verdict: VoicemailVerdict): void;
   /** The agent asked to transfer the call. */
   transfer(request: AgentTransferRequest): void;
+  /** The agent's `merge`, `cancel` or `swap` during a warm or attended transfer. */
+  consult?(action: ConsultAction): void;
 }
 
 export interface AgentLink {

@@ -13,6 +13,7 @@ import type {
   AgentLinkFactory,
   AgentReport,
   AgentTransferRequest,
+  ConsultAction,
   TransferProgressEvent,
   VoicemailVerdict,
 } from '../ports/agent-link.js';
@@ -84,7 +85,10 @@ export class AgentSide {
   bridge(
     media: MediaLeg,
     endCall: (reason: string) => void,
-    transfer: (request: AgentTransferRequest) => void,
+    transfers: {
+      transfer(request: AgentTransferRequest): void;
+      consult(action: ConsultAction): void;
+    },
   ): void {
     this.answeredAtMs = this.clock.now();
     if (this.participant !== undefined) {
@@ -109,7 +113,8 @@ export class AgentSide {
       voicemail: (verdict) => {
         this.verdict = verdict === 'message_left' ? verdict : (this.verdict ?? verdict);
       },
-      transfer: (request) => transfer(request),
+      transfer: (request) => transfers.transfer(request),
+      consult: (action) => transfers.consult(action),
     });
   }
 

@@ -5,6 +5,7 @@
 // only writer of its record (docs/decisions/dial-path.md); it owns the
 // deadlines, and ends its record and releases its media on every path,
 // exceptions included.
+import type { ConsultAction } from '../ports/agent-link.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type {
@@ -27,7 +28,7 @@ import type { Timers } from '../timers.js';
 import type { TrunkHealth } from '../trunk-resolution.js';
 import type { TransferBody, TransferResult } from '../transfer/transfer-request.js';
 import { SessionTransfers } from './session-transfers.js';
-import { AgentMediaGate } from './target-bridge.js';
+import { MediaRoutes, type RelayLatency } from './media-routes.js';
 import { AgentSide } from './agent-side.js';
 import { CallAttempt, type AttemptOutcome } from './call-attempt.js';
 import { dialTimeLimit } from './dial-time-limit.js';
@@ -70,6 +71,8 @@ export interface CallSessionDeps {
   onScheduled?: () => void;
   /** Bridges answered calls to their AI agent (none: the call runs without one). */
   agents?: AgentLinkFactory;
+  /** Where a bridged transfer's relayed frames record their latency (/metrics). */
+  relayLatency?: RelayLatency;
 }
 
 /** Outcomes after which the round's next number is tried. */
@@ -84,8 +87,8 @@ export class CallSession {
   readonly clock: SessionClock;
   private attempt: CallAttempt | undefined;
   private media: MediaLeg | undefined;
-  /** The callee's media as the agent sees it (cut off while a transfer is bridged). */
-  private agentGate: AgentMediaGate | undefined;
+  /** Who hears whom from the answer on (the agent, the callee, a transfer target). */
+  private routes: MediaRoutes | undefined;
   /** Transfers of this call (blind by REFER, by bridging). */
   private readonly transfers: SessionTransfers;
   private claimed = false;
@@ -119,8 +122,7 @@ export class CallSession {
       agentSide: this.agentSide,
       connectedLeg: () => this.attempt?.connectedLeg,
       endAttempt: (reason) => this.attempt?.end(reason),
-      callMedia: () => this.media,
-      agentGate: () => this.agentGate,
+      routes: () => this.routes,
       calleeNumber: () =>
         this.attemptIndex !== undefined
           ? this.writer.current.attempts?.[this.attemptIndex]?.number
@@ -297,9 +299,12 @@ export class CallSession {
       },
       {
         answered: (leg, endCall) => {
-          const gate = new AgentMediaGate(leg);
-          this.agentGate = gate;
-          this.agentSide.bridge(gate, endCall, (request) => this.transfers.fromAgent(request));
+          const routes = new MediaRoutes(leg, this.deps.relayLatency);
+          this.routes = routes;
+          this.agentSide.bridge(routes.agentView, endCall, {
+            transfer: (request) => this.transfers.fromAgent(request),
+            consult: (action) => this.transfers.fromAgentConsult(action),
+          });
         },
         dtmf: (digit) => this.agentSide.link?.dtmf(digit),
         progress: (phase) =>
@@ -351,6 +356,11 @@ export class CallSession {
   /** Transfers the connected call (issue 24): see SessionTransfers.transfer. */
   transfer(body: TransferBody, requestedBy: TransferRequestedBy): Promise<TransferResult> {
     return this.transfers.transfer(body, requestedBy);
+  }
+
+  /** The API's merge, cancel or swap of the consult under way (SessionTransfers.act). */
+  consult(action: ConsultAction): Promise<TransferResult> {
+    return this.transfers.act(action);
   }
 
   /** Ends the round: final status, or the next round scheduled (retry policy). */

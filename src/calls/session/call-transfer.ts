@@ -10,8 +10,6 @@ import type { Logger } from 'pino';
 import type {
   NetworkQuality,
   ParticipantStatus,
-  TransferAttempt,
-  TransferringDetails,
   TransferRequestedBy,
 } from '../../model/call-record.js';
 import type { TransferProgressEvent } from '../ports/agent-link.js';
@@ -20,6 +18,7 @@ import type { Timers } from '../timers.js';
 import type { TransferRequest, TransferResult } from '../transfer/transfer-request.js';
 import type { RecordWriter } from './record-writer.js';
 import type { BridgeDialResult } from './target-bridge.js';
+import { TransferRecord, type TransferEnding } from './transfer-record.js';
 
 /** The leg's default wait for the final NOTIFY (signaling-port.ts). */
 const DEFAULT_REFER_TIMEOUT_MS = 32_000;
@@ -46,24 +45,11 @@ export interface TransferTarget {
   trunkId?: string;
 }
 
-type Ending = Pick<TransferResult, 'transferringStatus' | 'transferFailedReason'> & {
-  sipStatus?: number;
-  sipReason?: string;
-  /** Carried out (or tried) by bridging: what the details keep of the target's leg. */
-  bridge?: { callDestinationCallId?: string; inviteSentAt?: string };
-};
-
 export class BlindTransfer {
-  readonly result: Promise<TransferResult>;
-  private resolve!: (r: TransferResult) => void;
-  private finishedWith: TransferResult | undefined;
-  private participant = -1;
-  private readonly startedAt: string;
+  private readonly record: TransferRecord;
   private accepted = false;
   private lastProgress: number | undefined;
   private guard: unknown;
-  /** The REFER was refused and the destination is dialed / bridged instead. */
-  private bridging = false;
 
   constructor(
     private readonly writer: RecordWriter,
@@ -72,66 +58,25 @@ export class BlindTransfer {
     private readonly leg: SignalingLeg & { refer: NonNullable<SignalingLeg['refer']> },
     private readonly req: TransferRequest,
     private readonly target: TransferTarget,
-    private readonly requestedBy: TransferRequestedBy,
+    requestedBy: TransferRequestedBy,
     private readonly hooks: TransferHooks,
   ) {
-    this.result = new Promise((r) => (this.resolve = r));
-    this.startedAt = writer.now();
+    this.record = new TransferRecord(writer, log, req, requestedBy, target, hooks.tell);
+  }
+
+  get result(): Promise<TransferResult> {
+    return this.record.result;
   }
 
   get finished(): boolean {
-    return this.finishedWith !== undefined;
+    return this.record.finished;
   }
 
   /** `transferring` on the record, the target invited, the REFER sent. */
   start(): void {
-    const r = this.writer.current;
-    const details: TransferringDetails = {
-      callSourceId: r.id,
-      callSourceCallId: this.leg.callId,
-      transferringStatus: 'transferring',
-      callerId: r.callerId,
-      destinationType: 'External',
-      destinationNumber: this.req.destination,
-      transferMode: this.req.transferMode,
-      ...(this.req.transferReason !== undefined ? { transferReason: this.req.transferReason } : {}),
-      ...(this.req.announceTransferReason !== undefined
-        ? { announceTransferReason: this.req.announceTransferReason }
-        : {}),
-      showCallerId: this.req.showCallerId,
-      ...(this.req.secondsToWaitForCallerToAnswer !== undefined
-        ? { secondsToWaitForCallerToAnswer: this.req.secondsToWaitForCallerToAnswer }
-        : {}),
-      ...(this.req.messageToPersonWantingToBeTransferred !== undefined
-        ? { messageToPersonWantingToBeTransferred: this.req.messageToPersonWantingToBeTransferred }
-        : {}),
-      ...(this.target.trunkId ? { outboundTrunkId: this.target.trunkId } : {}),
-      referTo: this.target.referTo,
-      requestedBy: this.requestedBy,
-      startedAt: this.startedAt,
-    };
-    const participants = [
-      ...r.participants,
-      {
-        type: 'transfer' as const,
-        role: 'User' as const,
-        status: 'invited' as const,
-        deviceKind: 'sip' as const,
-        invitedAt: this.startedAt,
-        ...(this.req.destinationType === 'number' ? { phoneNumber: this.req.destination } : {}),
-        initiator: false,
-      },
-    ];
-    this.participant = participants.length - 1;
-    this.writer.status(
-      'transferring',
-      { transferringDetails: details, participants },
-      `transfer:${this.req.transferMode}`,
-      ['in_call'],
-    );
-    this.tell({ status: 'transferring' });
+    this.record.open(this.leg.callId, {}, `transfer:${this.req.transferMode}`);
     this.log.info(
-      { referTo: this.target.referTo, requestedBy: this.requestedBy },
+      { requestedBy: this.record.details()?.requestedBy },
       'blind transfer: REFER sent',
     );
     const timeoutMs =
@@ -177,36 +122,19 @@ export class BlindTransfer {
     this.finish({ transferringStatus: 'aborted', transferFailedReason: 'call_ended' }, 'cancelled');
   }
 
-  /**
-   * The bridged target is gone (the call ended): `left`, with its own media
-   * leg's figures. Only after a bridge the target joined.
-   */
+  /** The bridged target is gone (the call ended): `left`, with its own media leg's figures. */
   targetLeft(networkQuality: NetworkQuality | undefined): void {
-    const p = this.writer.current.participants[this.participant];
-    if (!this.bridging || p?.status !== 'joined') return;
-    this.writer.write(
-      this.writer.participantPatch(this.participant, {
-        status: 'left',
-        leftAt: this.writer.now(),
-        ...(networkQuality ? { networkQuality } : {}),
-      }),
-    );
+    if (this.record.via === 'bridge') this.record.targetLeft(networkQuality);
   }
 
   /** The REFER refused, fallbackToBridge asked: the destination dialed as a second leg. */
   private fallBackToBridge(o: ReferOutcome): void {
     this.timers.clearTimeout(this.guard);
-    this.bridging = true;
-    const details = this.writer.current.transferringDetails;
-    if (details) {
-      this.writer.write({
-        transferringDetails: {
-          ...details,
-          via: 'bridge',
-          ...(o.status > 0 ? { referRefusedStatus: o.status } : {}),
-        },
-      });
-    }
+    this.record.via = 'bridge';
+    this.record.update({
+      via: 'bridge',
+      ...(o.status > 0 ? { referRefusedStatus: o.status } : {}),
+    });
     this.log.info({ sipStatus: o.status }, 'REFER refused: dialing the destination to bridge');
     let pending: Promise<BridgeDialResult & { inviteSentAt?: string }>;
     try {
@@ -246,7 +174,7 @@ export class BlindTransfer {
         sipReason: r.reason,
         bridge: inviteSentAt,
       },
-      r.noAnswer ? 'no_answer' : r.status > 0 ? targetStatus(r.status) : 'failed',
+      dialOutcomeStatus(r),
     );
   }
 
@@ -254,23 +182,18 @@ export class BlindTransfer {
     if (this.finished) return;
     const first = !this.accepted;
     this.accepted = true;
-    const at = this.writer.now();
-    const details = this.writer.current.transferringDetails;
-    if (details) {
-      const ringing = p.status === 180 || p.status === 183;
-      this.writer.write({
-        transferringDetails: {
-          ...details,
-          transferringStatus: 'pending_confirmation',
-          ...(first ? { referAcceptedAt: at } : {}),
-          ...(p.status > 0 ? { sipStatus: p.status, sipReason: p.reason } : {}),
-        },
-        ...(ringing ? this.writer.participantPatch(this.participant, { status: 'ringing' }) : {}),
-      });
-    }
+    const ringing = p.status === 180 || p.status === 183;
+    this.record.update(
+      {
+        transferringStatus: 'pending_confirmation',
+        ...(first ? { referAcceptedAt: this.writer.now() } : {}),
+        ...(p.status > 0 ? { sipStatus: p.status, sipReason: p.reason } : {}),
+      },
+      ringing ? { status: 'ringing' } : undefined,
+    );
     if (first || p.status !== this.lastProgress) {
       this.lastProgress = p.status;
-      this.tell({
+      this.record.tell({
         status: 'pending_confirmation',
         ...(p.status > 0 ? { sipStatus: p.status, sipReason: p.reason } : {}),
       });
@@ -311,101 +234,10 @@ export class BlindTransfer {
     }
   }
 
-  /**
-   * One write: the details' final state, the attempt appended, the target's
-   * status, and (when the call stays up) `in_call` again.
-   */
-  private finish(end: Ending, participant: ParticipantStatus): void {
+  /** The outcome written; a failed transfer leaves the call `in_call` with its agent. */
+  private finish(end: TransferEnding, participant: ParticipantStatus): void {
     this.timers.clearTimeout(this.guard);
-    const at = this.writer.now();
-    const result: TransferResult = {
-      transferringStatus: end.transferringStatus,
-      transferMode: this.req.transferMode,
-      destination: this.req.destination,
-      referTo: this.target.referTo,
-      ...(end.transferFailedReason ? { transferFailedReason: end.transferFailedReason } : {}),
-      ...(end.sipStatus !== undefined ? { sipStatus: end.sipStatus } : {}),
-      ...(end.sipReason !== undefined ? { sipReason: end.sipReason } : {}),
-      ...(this.bridging ? { via: 'bridge' as const } : {}),
-    };
-    this.finishedWith = result;
-    const r = this.writer.current;
-    const details = r.transferringDetails;
-    const attempt: TransferAttempt = {
-      status: end.transferringStatus,
-      at,
-      destinationNumber: this.req.destination,
-      destinationType: 'External',
-      ...(this.req.transferReason !== undefined ? { transferReason: this.req.transferReason } : {}),
-      ...(end.transferFailedReason ? { transferFailedReason: end.transferFailedReason } : {}),
-      transferMode: this.req.transferMode,
-      requestedBy: this.requestedBy,
-      startedAt: this.startedAt,
-      endedAt: at,
-      ...(end.sipStatus !== undefined ? { sipStatus: end.sipStatus } : {}),
-      ...(end.sipReason !== undefined ? { sipReason: end.sipReason } : {}),
-      ...(this.bridging ? { via: 'bridge' as const } : {}),
-    };
-    const patch = {
-      ...(details
-        ? {
-            transferringDetails: {
-              ...details,
-              transferringStatus: end.transferringStatus,
-              endedAt: at,
-              ...(end.transferFailedReason
-                ? { transferFailedReason: end.transferFailedReason }
-                : {}),
-              ...(end.sipStatus !== undefined ? { sipStatus: end.sipStatus } : {}),
-              ...(end.sipReason !== undefined ? { sipReason: end.sipReason } : {}),
-              ...(end.bridge?.callDestinationCallId
-                ? { callDestinationCallId: end.bridge.callDestinationCallId }
-                : {}),
-              ...(end.bridge?.inviteSentAt ? { inviteSentAt: end.bridge.inviteSentAt } : {}),
-            },
-          }
-        : {}),
-      transferAttempts: [...(r.transferAttempts ?? []), attempt],
-      ...this.writer.participantPatch(this.participant, {
-        status: participant,
-        ...(participant === 'joined' ? { joinedAt: at } : {}),
-      }),
-    };
-    try {
-      if (end.transferringStatus === 'failed') {
-        this.writer.status('in_call', patch, `transfer_failed:${end.transferFailedReason}`, [
-          'transferring',
-        ]);
-      } else this.writer.write(patch);
-    } finally {
-      this.log.info(
-        {
-          outcome: end.transferringStatus,
-          reason: end.transferFailedReason,
-          sipStatus: end.sipStatus,
-        },
-        'blind transfer finished',
-      );
-      this.tell({
-        status: end.transferringStatus,
-        ...(end.transferFailedReason ? { reason: end.transferFailedReason } : {}),
-        ...(end.sipStatus !== undefined ? { sipStatus: end.sipStatus } : {}),
-        ...(end.sipReason !== undefined ? { sipReason: end.sipReason } : {}),
-      });
-      this.resolve(result);
-    }
-  }
-
-  private tell(e: Omit<TransferProgressEvent, 'destination' | 'transferMode'>): void {
-    try {
-      this.hooks.tell({
-        ...e,
-        destination: this.req.destination,
-        transferMode: this.req.transferMode,
-      });
-    } catch (err) {
-      this.log.warn({ err }, 'agent not told of the transfer');
-    }
+    this.record.finish(end, participant, { backInCall: end.transferringStatus === 'failed' });
   }
 
   /** A throw in a SIP engine callback is logged; the transfer ends as failed so nothing waits forever. */
@@ -414,15 +246,7 @@ export class BlindTransfer {
       fn();
     } catch (err) {
       this.log.error({ err }, 'blind transfer: handler failed');
-      if (!this.finishedWith) {
-        this.finishedWith = {
-          transferringStatus: 'failed',
-          transferMode: this.req.transferMode,
-          destination: this.req.destination,
-          transferFailedReason: 'session_error',
-        };
-        this.resolve(this.finishedWith);
-      }
+      this.record.failed('session_error');
     }
   }
 }
@@ -433,4 +257,9 @@ function targetStatus(status: number): ParticipantStatus {
   if (status === 408 || status === 480 || status === 487) return 'no_answer';
   if (status === 404 || status === 410 || status === 484 || status === 604) return 'unreachable';
   return 'failed';
+}
+
+/** The target's participant status after a dial of its own leg that did not answer. */
+export function dialOutcomeStatus(r: { status: number; noAnswer?: boolean }): ParticipantStatus {
+  return r.noAnswer ? 'no_answer' : r.status > 0 ? targetStatus(r.status) : 'failed';
 }

@@ -1,16 +1,17 @@
-// The transfers of one call session (issue 24): blind by REFER, and by
-// bridging when the far end refuses the REFER and the request asks for it.
-// The session owns its record; this keeps the transfer under way and the
-// bridged target's leg, and writes through the session's RecordWriter.
+// The transfers of one call session (issue 24): blind by REFER, by bridging
+// when the far end refuses the REFER and the request asks for it, and warm
+// or attended by a consult leg the agent talks to before it merges. The
+// session owns its record; this keeps the transfer under way and the
+// target's leg, and writes through the session's RecordWriter.
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { TransferRequestedBy } from '../../model/call-record.js';
 import type { SipTrunk } from '../../model/entities.js';
 import { CallError } from '../call-error.js';
 import { buildDialRequest, callerUriOf, numberAtTrunkUri } from '../invite-request.js';
-import type { AgentTransferRequest } from '../ports/agent-link.js';
+import type { AgentTransferRequest, ConsultAction } from '../ports/agent-link.js';
 import type { CallStore } from '../ports/call-store.js';
-import type { MediaLeg, MediaPort } from '../ports/media-port.js';
+import type { MediaPort } from '../ports/media-port.js';
 import type { SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
 import { optOutRefusal } from '../protections/opt-out-check.js';
 import type { Timers } from '../timers.js';
@@ -23,8 +24,10 @@ import {
 } from '../transfer/transfer-request.js';
 import type { AgentSide } from './agent-side.js';
 import { BlindTransfer } from './call-transfer.js';
+import { ConsultTransfer } from './consult-transfer.js';
+import type { MediaRoutes } from './media-routes.js';
 import type { RecordWriter } from './record-writer.js';
-import { TargetBridge, type AgentMediaGate, type BridgeDialResult } from './target-bridge.js';
+import { TargetBridge, type BridgeDialResult, type OnAnswer } from './target-bridge.js';
 
 /** How long a bridged transfer's target may ring (secondsToWaitForCallerToAnswer's default). */
 const DEFAULT_BRIDGE_WAIT_SECONDS = 30;
@@ -43,27 +46,30 @@ export interface TransferHost {
   connectedLeg(): SignalingLeg | undefined;
   /** Ends the call's attempt (the callee's leg) with this reason. */
   endAttempt(reason: string): void;
-  /** The callee's media session. */
-  callMedia(): MediaLeg | undefined;
-  /** The callee's media as the agent sees it. */
-  agentGate(): AgentMediaGate | undefined;
+  /** Who hears whom in the call (from the answer on). */
+  routes(): MediaRoutes | undefined;
   /** The number the current attempt dialed. */
   calleeNumber(): string | undefined;
 }
 
-/** A transfer refused before any REFER (the record is not touched). */
+/** Results of transfers refused before they started (the record untouched, the agent not told yet). */
+const refusals = new WeakSet<TransferResult>();
+
+/** A transfer refused before it started. */
 function refusedResult(req: TransferRequest, reason: string): TransferResult {
-  return {
+  const r: TransferResult = {
     transferringStatus: 'failed',
     transferMode: req.transferMode,
     destination: req.destination,
     transferFailedReason: reason,
   };
+  refusals.add(r);
+  return r;
 }
 
 export class SessionTransfers {
   /** The transfer under way, or the last one. */
-  private run: BlindTransfer | undefined;
+  private run: BlindTransfer | ConsultTransfer | undefined;
   /** A transfer by bridging: the target's leg and media (issue 24 item 3). */
   private bridge: TargetBridge | undefined;
 
@@ -91,8 +97,6 @@ export class SessionTransfers {
     if (!leg || status !== 'in_call') {
       throw new CallError('call_not_live', `The call is not connected (${status}).`);
     }
-    if (req.transferMode !== 'blind')
-      return Promise.resolve(refusedResult(req, 'not_supported_yet'));
     const rec = this.host.writer.current;
     const number = numberOfDestination(req);
     if (number) {
@@ -101,8 +105,9 @@ export class SessionTransfers {
         throw new CallError('callee_opted_out', 'The transfer destination asked not to be called.');
       }
     }
-    if (!leg.refer) return Promise.resolve(refusedResult(req, 'not_supported'));
     const trunk = rec.sipTrunkId ? this.host.store.sipTrunks.getById(rec.sipTrunkId) : undefined;
+    if (req.transferMode !== 'blind') return this.consult(req, requestedBy, trunk, leg.callId);
+    if (!leg.refer) return Promise.resolve(refusedResult(req, 'not_supported'));
     if (req.destinationType === 'number' && !trunk) {
       return Promise.resolve(refusedResult(req, 'no_trunk'));
     }
@@ -125,12 +130,85 @@ export class SessionTransfers {
       {
         tell: (e) => this.host.agentSide.tellTransfer(e),
         transferred: () => this.host.endAttempt('call_transferred'),
-        bridge: () => this.dialTarget(trunk, req),
+        bridge: () => this.dialTarget(trunk, req, 'bridge'),
       },
     );
     this.run = run;
     run.start();
     return run.result;
+  }
+
+  /**
+   * Warm or attended: the callee held, the destination dialed as a consult
+   * leg through the call's trunk (E.164 destinations); the agent talks to it
+   * once it answers, then merges or cancels (`act`).
+   */
+  private consult(
+    req: TransferRequest,
+    requestedBy: TransferRequestedBy,
+    trunk: SipTrunk | undefined,
+    callSourceCallId: string,
+  ): Promise<TransferResult> {
+    const routes = this.host.routes();
+    if (req.destinationType !== 'number') {
+      return Promise.resolve(refusedResult(req, 'consult_needs_a_number'));
+    }
+    if (!trunk || !routes) return Promise.resolve(refusedResult(req, 'no_trunk'));
+    const run = new ConsultTransfer(
+      this.host.writer,
+      this.host.log,
+      req,
+      { trunkId: trunk.id },
+      requestedBy,
+      routes,
+      {
+        tell: (e) => this.host.agentSide.tellTransfer(e),
+        dial: () => this.dialTarget(trunk, req, 'consult'),
+        merge: () => this.bridge?.merge() ?? false,
+        release: () => this.endBridge(),
+      },
+    );
+    this.run = run;
+    run.start(callSourceCallId);
+    return run.result;
+  }
+
+  /**
+   * The agent's or the API's `merge`, `cancel` or `swap` of the consult under
+   * way. Throws CallError no_consult_in_progress when there is none (or it
+   * cannot do that now).
+   */
+  act(action: ConsultAction): Promise<TransferResult> {
+    const run = this.run;
+    if (!(run instanceof ConsultTransfer) || run.finished) {
+      return Promise.reject(
+        new CallError(
+          'no_consult_in_progress',
+          'No warm or attended transfer of this call is under way.',
+        ),
+      );
+    }
+    try {
+      return Promise.resolve(run.act(action));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  /** The agent's merge, cancel or swap: what cannot apply comes back as a `failed` event. */
+  fromAgentConsult(action: ConsultAction): void {
+    this.act(action).catch((err: unknown) => {
+      const reason = err instanceof CallError ? err.code : 'session_error';
+      if (!(err instanceof CallError))
+        this.host.log.error({ err, action }, 'consult action failed');
+      const req = this.run instanceof ConsultTransfer ? this.run.req : undefined;
+      this.host.agentSide.tellTransfer({
+        status: 'failed',
+        destination: req?.destination ?? '',
+        transferMode: req?.transferMode ?? 'warm',
+        reason,
+      });
+    });
   }
 
   /**
@@ -143,9 +221,10 @@ export class SessionTransfers {
   private async dialTarget(
     trunk: SipTrunk | undefined,
     req: TransferRequest,
+    onAnswer: OnAnswer,
   ): Promise<BridgeDialResult & { inviteSentAt?: string }> {
-    const media = this.host.callMedia();
-    if (!trunk || !media || req.destinationType !== 'number' || this.bridge) {
+    const routes = this.host.routes();
+    if (!trunk || !routes || req.destinationType !== 'number' || this.bridge) {
       return { ok: false, status: 0, reason: 'bridge_not_possible' };
     }
     const bridge = new TargetBridge(
@@ -153,10 +232,10 @@ export class SessionTransfers {
       this.host.media,
       this.host.timers,
       this.host.log.child({ leg: 'transfer_target' }),
-      media,
+      routes,
       {
-        detachAgent: () => this.host.agentGate()?.detach(),
-        targetEnded: () => this.host.endAttempt('call_transferred'),
+        ringing: () => (this.run instanceof ConsultTransfer ? this.run.ringing() : undefined),
+        targetEnded: () => this.targetEnded(),
       },
       () => this.host.writer.now(),
     );
@@ -171,13 +250,31 @@ export class SessionTransfers {
     const r = await bridge.dial(
       (sdp) => buildDialRequest(trunk, req.destination, callerId, sdp),
       1000 * (req.secondsToWaitForCallerToAnswer ?? DEFAULT_BRIDGE_WAIT_SECONDS),
+      onAnswer,
     );
     const sent = bridge.inviteSentAt ? { inviteSentAt: bridge.inviteSentAt } : {};
     if (!r.ok && this.bridge === bridge) await this.endBridge();
     return { ...r, ...sent };
   }
 
-  /** The bridged target let go of: its leg ended, its media closed, its participant `left`. */
+  /**
+   * The target hung up: bridged, the call ends as transferred; during a
+   * consult, the agent is back with the callee.
+   */
+  private targetEnded(): void {
+    const run = this.run;
+    if (run instanceof ConsultTransfer && !run.merged) {
+      run
+        .targetHungUp()
+        .catch((err: unknown) =>
+          this.host.log.warn({ err }, 'consult: the target leaving not written'),
+        );
+      return;
+    }
+    this.host.endAttempt('call_transferred');
+  }
+
+  /** The target let go of: its leg ended, its media closed, its participant `left`. */
   async endBridge(): Promise<void> {
     const bridge = this.bridge;
     if (!bridge) return;
@@ -202,8 +299,8 @@ export class SessionTransfers {
     try {
       this.transfer(request, 'agent').then(
         (r) => {
-          // Refused before any REFER: the transfer's own events were never sent.
-          if (r.transferringStatus === 'failed' && r.referTo === undefined) {
+          // Refused before it started: the transfer's own events were never sent.
+          if (refusals.has(r)) {
             fail(r.transferFailedReason ?? 'failed');
           }
         },

@@ -1,15 +1,16 @@
-// Transfer by bridging (issue 24 item 3), the fallback of a refused REFER:
-// the destination dialed as a second leg through the call's trunk, its own
-// media session, and once it answers the audio relayed both ways between the
-// two media legs (μ-law frames as received: MediaLeg.enqueue takes μ-law
-// 8 kHz bytes). The agent leaves the media path then (AgentMediaGate). The
-// session owns it: `end()` lets go of the target's leg and media on every
-// path (CANCEL before the answer, BYE after, the media closed once).
+// The transfer target's own leg (issue 24 items 3 and 4): the destination
+// dialed as a second leg through the call's trunk, with its own media
+// session. Answered, its media joins the call's MediaRoutes: bridged to the
+// callee at once (a refused REFER's fallback) or talking to the agent (a
+// warm or attended consult, bridged later by `merge`). The session owns it:
+// `end()` lets go of the target's leg and media on every path (CANCEL before
+// the answer, BYE after, the media closed once).
 import type { Logger } from 'pino';
 import type { NetworkQuality } from '../../model/call-record.js';
-import type { MediaLeg, MediaLegEvents, MediaPort, ReceivedFrame } from '../ports/media-port.js';
+import type { MediaLeg, MediaPort } from '../ports/media-port.js';
 import type { DialRequest, SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
 import type { Timers } from '../timers.js';
+import type { MediaRoutes } from './media-routes.js';
 
 /** How the target's leg came out. */
 export type BridgeDialResult =
@@ -17,10 +18,13 @@ export type BridgeDialResult =
 
 const MEDIA_CLOSE_TIMEOUT_MS = 2000;
 
+/** On the target's answer: bridge it to the callee, or let the agent consult it first. */
+export type OnAnswer = 'bridge' | 'consult';
+
 export interface BridgeHooks {
-  /** The target answered: the agent must leave the media path now. */
-  detachAgent(): void;
-  /** The target hung up (or its leg failed) after the answer: end the callee's leg. */
+  /** The target's phone rings (a 180 or 183). */
+  ringing?(): void;
+  /** The target hung up (or its leg failed) after the answer. */
   targetEnded(): void;
 }
 
@@ -39,15 +43,27 @@ export class TargetBridge {
     private readonly media: MediaPort,
     private readonly timers: Timers,
     private readonly log: Logger,
-    /** The callee's media leg (the first leg's). */
-    private readonly calleeMedia: MediaLeg,
+    /** Who hears whom in this call. */
+    private readonly routes: MediaRoutes,
     private readonly hooks: BridgeHooks,
     private readonly now: () => string,
   ) {}
 
   /** True once the target answered and the two legs are bridged. */
   get bridged(): boolean {
-    return this.answered;
+    return this.answered && this.routes.bridged;
+  }
+
+  /** True while the target is answered and its leg up. */
+  get connected(): boolean {
+    return this.answered && !this.legOver;
+  }
+
+  /** A consulted target joins the callee; the agent leaves the media path. False when it is gone. */
+  merge(): boolean {
+    if (!this.connected) return false;
+    this.routes.bridge();
+    return true;
   }
 
   /**
@@ -57,6 +73,7 @@ export class TargetBridge {
   dial(
     build: (sdp: string) => Omit<DialRequest, 'answerOffer' | 'onSending'>,
     waitMs: number,
+    onAnswer: OnAnswer,
   ): Promise<BridgeDialResult> {
     return new Promise<BridgeDialResult>((resolve) => {
       const settle = (r: BridgeDialResult): void => {
@@ -84,6 +101,9 @@ export class TargetBridge {
             },
           });
           this.leg = leg;
+          leg.on('provisional', (p) => {
+            if (!this.settled && (p.status === 180 || p.status === 183)) this.hooks.ringing?.();
+          });
           leg.on('answered', (e) => {
             try {
               if (this.settled || this.ending) {
@@ -96,9 +116,9 @@ export class TargetBridge {
               }
               targetMedia.applyAnswer(e.sdp);
               this.answered = true;
-              this.hooks.detachAgent();
-              this.calleeMedia.onAudio((f: ReceivedFrame) => targetMedia.enqueue(f.ulaw));
-              targetMedia.onAudio((f: ReceivedFrame) => this.calleeMedia.enqueue(f.ulaw));
+              this.routes.attachTarget(targetMedia);
+              if (onAnswer === 'bridge') this.routes.bridge();
+              else this.routes.agentTo('target');
               settle({ ok: true, callId: leg.callId });
             } catch (err) {
               this.log.warn({ err }, 'bridge: target answer unusable');
@@ -149,6 +169,7 @@ export class TargetBridge {
     const media = this.targetMedia;
     if (!media) return undefined;
     this.targetMedia = undefined;
+    this.routes.detachTarget();
     let timer: unknown;
     const timeout = new Promise<undefined>(
       (resolve) =>
@@ -188,71 +209,5 @@ export class TargetBridge {
     if (!this.leg || this.legOver) return;
     this.legOver = true;
     this.leg.bye().catch((err: unknown) => this.log.warn({ err }, 'bridge: BYE to target failed'));
-  }
-}
-
-/**
- * The callee's media leg as the agent sees it: until `detach()`, everything
- * passes through; after it, the agent hears nothing and what it sends is
- * dropped (the legs are bridged to each other).
- */
-export class AgentMediaGate implements MediaLeg {
-  private open = true;
-  /** `inner`: the callee's media leg itself. */
-  constructor(readonly inner: MediaLeg) {}
-
-  detach(): void {
-    this.open = false;
-  }
-  get localPort(): number {
-    return this.inner.localPort;
-  }
-  get localAddress(): string {
-    return this.inner.localAddress;
-  }
-  createOffer(): string {
-    return this.inner.createOffer();
-  }
-  applyAnswer(sdp: string): ReturnType<MediaLeg['applyAnswer']> {
-    return this.inner.applyAnswer(sdp);
-  }
-  answerOffer(sdp: string): string {
-    return this.inner.answerOffer(sdp);
-  }
-  onAudio(handler: (frame: ReceivedFrame) => void): void {
-    this.inner.onAudio((f) => {
-      if (this.open) handler(f);
-    });
-  }
-  enqueue(audio: Uint8Array | Int16Array, sampleRate?: number): number {
-    return this.open ? this.inner.enqueue(audio, sampleRate) : 0;
-  }
-  mark(name: string): void {
-    if (this.open) this.inner.mark(name);
-  }
-  clear(): { droppedMs: number; droppedMarks: string[] } {
-    return this.open ? this.inner.clear() : { droppedMs: 0, droppedMarks: [] };
-  }
-  sendDtmf(digits: string): void {
-    if (this.open) this.inner.sendDtmf(digits);
-  }
-  stats(): NetworkQuality {
-    return this.inner.stats();
-  }
-  on(event: 'dtmf', listener: (e: MediaLegEvents['dtmf']) => void): unknown;
-  on(event: 'mark', listener: (name: string) => void): unknown;
-  on(event: 'stats', listener: (q: NetworkQuality) => void): unknown;
-  on(event: 'inactive', listener: (e: MediaLegEvents['inactive']) => void): unknown;
-  on(event: 'dtmf' | 'mark' | 'stats' | 'inactive', listener: (e: never) => void): unknown {
-    return (this.inner.on as (e: string, l: (e: never) => void) => unknown).call(
-      this.inner,
-      event,
-      listener,
-    );
-  }
-  close(
-    reason?: string,
-  ): Promise<{ networkQuality: NetworkQuality; recording: { fileId: string } | null }> {
-    return this.inner.close(reason);
   }
 }

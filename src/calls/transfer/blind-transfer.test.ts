@@ -344,22 +344,21 @@ describe('blind transfer by REFER', () => {
     expect(record(callId).status).toBe('in_call');
   });
 
-  it('warm / attended: failed not_supported_yet; an engine without REFER: failed not_supported; nothing written', async () => {
+  it('warm / attended to a SIP URI: failed consult_needs_a_number; an engine without REFER: failed not_supported; nothing written', async () => {
     const calls = makeCalls();
     const { callId, leg } = await answeredCall(calls);
+    const desk = 'sip:desk@pbx.example';
     for (const transferMode of ['warm', 'attended'] as const) {
-      expect(
-        await calls.transfer(companyId, callId, { destination: TARGET, transferMode }),
-      ).toEqual({
+      expect(await calls.transfer(companyId, callId, { destination: desk, transferMode })).toEqual({
         transferringStatus: 'failed',
         transferMode,
-        destination: TARGET,
-        transferFailedReason: 'not_supported_yet',
+        destination: desk,
+        transferFailedReason: 'consult_needs_a_number',
       });
     }
     expect(
-      await calls.transfer(companyId, callId, { destination: TARGET, blindTransfer: false }),
-    ).toMatchObject({ transferFailedReason: 'not_supported_yet' });
+      await calls.transfer(companyId, callId, { destination: desk, blindTransfer: false }),
+    ).toMatchObject({ transferMode: 'warm', transferFailedReason: 'consult_needs_a_number' });
     leg.refer = undefined;
     expect(await calls.transfer(companyId, callId, { destination: TARGET })).toMatchObject({
       transferringStatus: 'failed',
@@ -393,10 +392,15 @@ describe('blind transfer by REFER', () => {
   it('asked by the agent: showCallerId false sends no Referred-By; refusals come back as failed events', async () => {
     const calls = makeCalls();
     const { callId, leg } = await answeredCall(calls);
-    agentHooks!.transfer({ destination: TARGET, transferMode: 'warm' });
+    agentHooks!.transfer({ destination: 'sip:desk@pbx.example', transferMode: 'warm' });
     await vi.advanceTimersByTimeAsync(0);
     expect(told).toEqual([
-      { status: 'failed', destination: TARGET, transferMode: 'warm', reason: 'not_supported_yet' },
+      {
+        status: 'failed',
+        destination: 'sip:desk@pbx.example',
+        transferMode: 'warm',
+        reason: 'consult_needs_a_number',
+      },
     ]);
     agentHooks!.transfer({ destination: 'nowhere' });
     expect(told.at(-1)).toMatchObject({ status: 'failed', reason: 'invalid_transfer_destination' });

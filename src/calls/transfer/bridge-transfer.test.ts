@@ -4,78 +4,20 @@
 // through the trunk as a second leg, the audio relayed both ways once it
 // answers (the agent cut off), either party's hangup ending the other, and
 // every failure path letting go of the target's leg and media.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ManualClock } from '../../clock.js';
-import type { Store } from '../../store/store.js';
+import { describe, expect, it, vi } from 'vitest';
 import type { CallService } from '../call-service.js';
-import type { AgentLink, TransferProgressEvent } from '../ports/agent-link.js';
-import type { MediaLeg } from '../ports/media-port.js';
 import type { FakeLeg } from '../session/test-support/fake-leg.js';
 import {
   answerCall,
-  FakeMedia,
-  fakeMediaPort,
-  freshWorld,
-  legSignaling,
-  makeDialerAndCalls,
+  type FakeMedia,
+  useTwoLegWorld,
 } from '../session/test-support/transfer-rig.js';
 
-let store: Store;
-let clock: ManualClock;
-let legs: FakeLeg[];
-let medias: FakeMedia[];
-let companyId: string;
-let agentId: string;
-let told: TransferProgressEvent[];
-/** What the agent heard (its onAudio handler on the media it was given). */
-let agentHeard: number;
-let agentMedia: MediaLeg | undefined;
-
-const signaling = legSignaling((leg) => legs.push(leg));
-const media = fakeMediaPort(
-  (m) => medias.push(m),
-  () => new FakeMedia(20000 + 2 * medias.length),
-);
-
-function makeCalls(): CallService {
-  return makeDialerAndCalls({
-    store,
-    clock,
-    signaling,
-    media,
-    settings: { stuckAfterSeconds: 600 },
-    agents: () => {
-      const link: AgentLink = {
-        connect: async () => undefined,
-        start: (m) => {
-          agentMedia = m;
-          m.onAudio(() => agentHeard++);
-        },
-        dtmf: () => undefined,
-        transferStatus: (e) => told.push(e),
-        stop: async () => undefined,
-      };
-      return link;
-    },
-  }).calls;
-}
-
-beforeEach(() => {
-  vi.useFakeTimers();
-  ({ store, clock, companyId, agentId } = freshWorld());
-  legs = [];
-  medias = [];
-  told = [];
-  agentHeard = 0;
-  agentMedia = undefined;
-});
-afterEach(() => vi.useRealTimers());
-
-const record = (callId: string) => store.calls.get(companyId, callId)!;
+const w = useTwoLegWorld();
 const TARGET = '+14155550123';
 
 async function answeredCall(calls: CallService): Promise<{ callId: string; leg: FakeLeg }> {
-  const answered = await answerCall({ store, clock, legs, companyId, agentId }, calls);
+  const answered = await answerCall(w, calls);
   answered.leg.referScript = {
     outcome: { kind: 'refused', status: 405, reason: 'Method Not Allowed' },
   };
@@ -88,33 +30,33 @@ async function bridgeAsked(
   callId: string,
   extra: Record<string, unknown> = {},
 ) {
-  const result = calls.transfer(companyId, callId, {
+  const result = calls.transfer(w.companyId, callId, {
     destination: TARGET,
     fallbackToBridge: true,
     ...extra,
   });
   await vi.advanceTimersByTimeAsync(0);
-  expect(legs).toHaveLength(2);
-  return { result, target: legs[1]! };
+  expect(w.legs).toHaveLength(2);
+  return { result, target: w.legs[1]! };
 }
 
 describe('transfer by bridging (fallbackToBridge after a refused REFER)', () => {
   it('REFER 405 → the target dialed through the trunk, answers, audio relayed both ways; the callee hangs up → the target BYEd, both media closed, transferred', async () => {
-    const calls = makeCalls();
+    const calls = w.makeCalls();
     const { callId, leg } = await answeredCall(calls);
     const { result, target } = await bridgeAsked(calls, callId);
     expect(target.request.requestUri).toBe(`sip:${TARGET}@carrier.example:5060`);
     expect(target.request.from.uri).toBe('sip:+12125550100@carrier.example');
-    expect(record(callId).status).toBe('transferring');
-    expect(record(callId).transferringDetails).toMatchObject({
+    expect(w.record(callId).status).toBe('transferring');
+    expect(w.record(callId).transferringDetails).toMatchObject({
       via: 'bridge',
       referRefusedStatus: 405,
       transferringStatus: 'transferring',
     });
-    const [calleeMedia, targetMedia] = medias as [FakeMedia, FakeMedia];
+    const [calleeMedia, targetMedia] = w.medias as [FakeMedia, FakeMedia];
     // Before the answer the agent still hears the callee.
     calleeMedia.receive([1, 2, 3]);
-    expect(agentHeard).toBe(1);
+    expect(w.agent.heard).toHaveLength(1);
     target.fire('provisional', { status: 180, reason: 'Ringing' });
     target.fire('answered', { sdp: 'v=0 target answer' });
     await expect(result).resolves.toMatchObject({
@@ -128,19 +70,19 @@ describe('transfer by bridging (fallbackToBridge after a refused REFER)', () => 
     targetMedia.receive([0x14]);
     expect(targetMedia.enqueued.map((b) => [...b])).toEqual([[0x7f, 0x7e]]);
     expect(calleeMedia.enqueued.map((b) => [...b])).toEqual([[0x11, 0x12, 0x13], [0x14]]);
-    expect(agentHeard).toBe(1);
-    expect(agentMedia!.enqueue(new Uint8Array(160))).toBe(0);
+    expect(w.agent.heard).toHaveLength(1);
+    expect(w.agent.media!.enqueue(new Uint8Array(160))).toBe(0);
     expect(calleeMedia.enqueued).toHaveLength(2);
-    const live = record(callId);
+    const live = w.record(callId);
     expect(live.status).toBe('transferring');
     expect(live.transferringDetails).toMatchObject({
       transferringStatus: 'success',
       callDestinationCallId: target.callId,
       inviteSentAt: expect.any(String),
     });
-    expect(told.map((e) => e.status)).toEqual(['transferring', 'success']);
+    expect(w.agent.told.map((e) => e.status)).toEqual(['transferring', 'success']);
     // Callee hangs up.
-    clock.advance(10_000);
+    w.clock.advance(10_000);
     leg.fire('ended', { by: 'remote' });
     await vi.advanceTimersByTimeAsync(0);
     await vi.advanceTimersByTimeAsync(0);
@@ -148,7 +90,7 @@ describe('transfer by bridging (fallbackToBridge after a refused REFER)', () => 
     expect(leg.byes).toHaveLength(0);
     expect(calleeMedia.closed).toBe(1);
     expect(targetMedia.closed).toBe(1);
-    const r = record(callId);
+    const r = w.record(callId);
     expect(r).toMatchObject({
       status: 'transferred',
       endCallReason: 'call_transferred',
@@ -167,7 +109,7 @@ describe('transfer by bridging (fallbackToBridge after a refused REFER)', () => 
   });
 
   it('bridged, the target hangs up → the callee BYEd, both media closed, transferred', async () => {
-    const calls = makeCalls();
+    const calls = w.makeCalls();
     const { callId, leg } = await answeredCall(calls);
     const { result, target } = await bridgeAsked(calls, callId);
     target.fire('answered', { sdp: 'v=0 target answer' });
@@ -177,16 +119,16 @@ describe('transfer by bridging (fallbackToBridge after a refused REFER)', () => 
     await vi.advanceTimersByTimeAsync(0);
     expect(leg.byes).toHaveLength(1);
     expect(target.byes).toHaveLength(0);
-    expect(medias.map((m) => m.closed)).toEqual([1, 1]);
-    expect(record(callId)).toMatchObject({
+    expect(w.medias.map((m) => m.closed)).toEqual([1, 1]);
+    expect(w.record(callId)).toMatchObject({
       status: 'transferred',
       endCallReason: 'call_transferred',
     });
-    expect(record(callId).participants.find((p) => p.type === 'transfer')?.status).toBe('left');
+    expect(w.record(callId).participants.find((p) => p.type === 'transfer')?.status).toBe('left');
   });
 
   it('the target is busy (486): its media closed, the agent back with the callee (in_call), the attempt failed 486', async () => {
-    const calls = makeCalls();
+    const calls = w.makeCalls();
     const { callId, leg } = await answeredCall(calls);
     const { result, target } = await bridgeAsked(calls, callId);
     target.fire('failed', { status: 486, reason: 'Busy Here', cause: 'response' });
@@ -197,10 +139,10 @@ describe('transfer by bridging (fallbackToBridge after a refused REFER)', () => 
       via: 'bridge',
     });
     await vi.advanceTimersByTimeAsync(0);
-    const [calleeMedia, targetMedia] = medias as [FakeMedia, FakeMedia];
+    const [calleeMedia, targetMedia] = w.medias as [FakeMedia, FakeMedia];
     expect(targetMedia.closed).toBe(1);
     expect(calleeMedia.closed).toBe(0);
-    const r = record(callId);
+    const r = w.record(callId);
     expect(r.status).toBe('in_call');
     expect(r.transferAttempts).toEqual([
       expect.objectContaining({
@@ -211,25 +153,25 @@ describe('transfer by bridging (fallbackToBridge after a refused REFER)', () => 
       }),
     ]);
     expect(r.participants.find((p) => p.type === 'transfer')?.status).toBe('rejected');
-    expect(told.at(-1)).toMatchObject({
+    expect(w.agent.told.at(-1)).toMatchObject({
       status: 'failed',
       reason: 'bridge_failed',
       sipStatus: 486,
     });
     // The agent hears the callee again.
     calleeMedia.receive([1]);
-    expect(agentHeard).toBe(1);
-    expect(agentMedia!.enqueue(new Uint8Array(8))).toBe(1);
+    expect(w.agent.heard).toHaveLength(1);
+    expect(w.agent.media!.enqueue(new Uint8Array(8))).toBe(1);
     // The call ends normally afterwards.
     leg.fire('ended', { by: 'remote' });
     await vi.advanceTimersByTimeAsync(0);
-    expect(record(callId)).toMatchObject({ status: 'answered', endCallReason: 'caller_hungup' });
+    expect(w.record(callId)).toMatchObject({ status: 'answered', endCallReason: 'caller_hungup' });
     expect(target.byes).toHaveLength(0);
     expect(target.cancels).toBe(0);
   });
 
   it('the target does not answer within secondsToWaitForCallerToAnswer: CANCEL, failed, its media closed, in_call', async () => {
-    const calls = makeCalls();
+    const calls = w.makeCalls();
     const { callId } = await answeredCall(calls);
     const { result, target } = await bridgeAsked(calls, callId, {
       secondsToWaitForCallerToAnswer: 5,
@@ -244,15 +186,15 @@ describe('transfer by bridging (fallbackToBridge after a refused REFER)', () => 
       transferFailedReason: 'bridge_failed',
     });
     await vi.advanceTimersByTimeAsync(0);
-    expect(medias[1]!.closed).toBe(1);
-    const r = record(callId);
+    expect(w.medias[1]!.closed).toBe(1);
+    const r = w.record(callId);
     expect(r.status).toBe('in_call');
     expect(r.participants.find((p) => p.type === 'transfer')?.status).toBe('no_answer');
-    expect(told.at(-1)).toMatchObject({ status: 'failed', reason: 'bridge_failed' });
+    expect(w.agent.told.at(-1)).toMatchObject({ status: 'failed', reason: 'bridge_failed' });
   });
 
   it('the callee hangs up while the target rings: the target CANCELled, its media closed, the attempt aborted', async () => {
-    const calls = makeCalls();
+    const calls = w.makeCalls();
     const { callId, leg } = await answeredCall(calls);
     const { result, target } = await bridgeAsked(calls, callId);
     target.fire('provisional', { status: 180, reason: 'Ringing' });
@@ -261,19 +203,19 @@ describe('transfer by bridging (fallbackToBridge after a refused REFER)', () => 
     await vi.advanceTimersByTimeAsync(0);
     await expect(result).resolves.toMatchObject({ transferringStatus: 'aborted' });
     expect(target.cancels).toBe(1);
-    expect(medias.map((m) => m.closed)).toEqual([1, 1]);
-    expect(record(callId)).toMatchObject({ status: 'answered', endCallReason: 'caller_hungup' });
+    expect(w.medias.map((m) => m.closed)).toEqual([1, 1]);
+    expect(w.record(callId)).toMatchObject({ status: 'answered', endCallReason: 'caller_hungup' });
   });
 
   it('without fallbackToBridge a refused REFER dials nothing (failed refer_refused)', async () => {
-    const calls = makeCalls();
+    const calls = w.makeCalls();
     const { callId } = await answeredCall(calls);
-    const result = await calls.transfer(companyId, callId, { destination: TARGET });
+    const result = await calls.transfer(w.companyId, callId, { destination: TARGET });
     expect(result).toMatchObject({
       transferringStatus: 'failed',
       transferFailedReason: 'refer_refused',
     });
-    expect(legs).toHaveLength(1);
-    expect(medias).toHaveLength(1);
+    expect(w.legs).toHaveLength(1);
+    expect(w.medias).toHaveLength(1);
   });
 });

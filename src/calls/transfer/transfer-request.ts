@@ -4,7 +4,7 @@
 // a SIP URI's form, the deprecated `blindTransfer` against `transferMode`)
 // and is applied to the agent's message too.
 import { Type, type Static } from 'typebox';
-import type { TransferMode } from '../../model/call-record.js';
+import type { ConsultPhase, TransferMode } from '../../model/call-record.js';
 import { CallError } from '../call-error.js';
 import { toE164 } from '../initiate-call-request.js';
 
@@ -143,7 +143,8 @@ export function numberOfDestination(
 
 /** What a transfer request came to (the API's answer; the agent hears it as events). */
 export interface TransferResult {
-  transferringStatus: 'success' | 'failed' | 'aborted';
+  /** pending_confirmation: a warm or attended consult reached the target (merge or cancel next). */
+  transferringStatus: 'pending_confirmation' | 'success' | 'failed' | 'aborted';
   transferMode: TransferMode;
   destination: string;
   /** Why it failed or was aborted. */
@@ -152,6 +153,8 @@ export interface TransferResult {
   sipStatus?: number;
   sipReason?: string;
   referTo?: string;
-  /** `bridge`: the REFER was refused and the destination dialed and bridged instead. */
-  via?: 'bridge';
+  /** `bridge`: the destination dialed and bridged by the gateway (a refused REFER's fallback, warm, attended). */
+  via?: 'refer' | 'bridge';
+  /** Warm or attended: where the consult stands. */
+  consultPhase?: ConsultPhase;
 }

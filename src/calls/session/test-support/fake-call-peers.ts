@@ -354,7 +354,7 @@ export function fakeAgentLinks(opts: FakeAgentOptions): AgentLinkFactory {
     const link: AgentLink = {
       connect: async () => undefined,
       start: (media: MediaLeg, hooks: AgentLinkHooks) => {
-        // The session hands the agent the callee's media through a gate (target-bridge.ts).
+        // The session hands the agent the callee's media through its routes (media-routes.ts).
         const inner = (media as { inner?: MediaLeg }).inner ?? media;
         const leg = opts.signaling.legs.find(
           (l) => (l.media as unknown as MediaLeg | undefined) === inner,

@@ -5,7 +5,7 @@
 // a call taken to in_call. Each test keeps its own lists and hooks.
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
-import { expect, vi } from 'vitest';
+import { afterEach, beforeEach, expect, vi } from 'vitest';
 import { AccountService } from '../../../accounts/account-service.js';
 import { ManualClock } from '../../../clock.js';
 import type { NetworkQuality } from '../../../model/call-record.js';
@@ -14,7 +14,7 @@ import { openDatabase } from '../../../store/database.js';
 import { createStore, type Store } from '../../../store/store.js';
 import { CallService } from '../../call-service.js';
 import { Dialer, type DialerSettings } from '../../dialer.js';
-import type { AgentLink } from '../../ports/agent-link.js';
+import type { AgentLink, AgentLinkHooks, TransferProgressEvent } from '../../ports/agent-link.js';
 import type { MediaLeg, MediaPort, ReceivedFrame } from '../../ports/media-port.js';
 import type { SignalingPort } from '../../ports/signaling-port.js';
 import { realTimers } from '../../timers.js';
@@ -45,9 +45,9 @@ export class FakeMedia extends EventEmitter {
     this.enqueued.push(a);
     return a.length / 8;
   };
-  mark = () => undefined;
-  clear = () => ({ droppedMs: 0, droppedMarks: [] });
-  sendDtmf = () => undefined;
+  mark = (_name: string): void => undefined;
+  clear = (): { droppedMs: number; droppedMarks: string[] } => ({ droppedMs: 0, droppedMarks: [] });
+  sendDtmf = (_digits: string): void => undefined;
   stats = (): NetworkQuality => ({
     packetsReceived: this.packets,
     packetsLost: 0,
@@ -94,6 +94,35 @@ export function fakeMediaPort(
       return m as unknown as MediaLeg;
     },
   };
+}
+
+/** What a test agent saw: the media it was given, its hooks, what it heard and was told. */
+export class AgentSpy {
+  media: MediaLeg | undefined;
+  hooks: AgentLinkHooks | undefined;
+  /** The first byte of each frame it heard. */
+  heard: number[] = [];
+  digits: string[] = [];
+  told: TransferProgressEvent[] = [];
+  stopped = 0;
+
+  /** A link factory whose every link reports here. */
+  links(): () => AgentLink {
+    return () => ({
+      connect: async () => undefined,
+      start: (m, hooks) => {
+        this.media = m;
+        this.hooks = hooks;
+        m.onAudio((f) => this.heard.push(f.ulaw[0]!));
+        m.on('dtmf', (e) => this.digits.push(e.digit));
+      },
+      dtmf: () => undefined,
+      transferStatus: (e) => this.told.push(e),
+      stop: async () => {
+        this.stopped++;
+      },
+    });
+  }
 }
 
 export interface CallsOptions {
@@ -183,4 +212,42 @@ export async function answerCall(
   await vi.advanceTimersByTimeAsync(0);
   expect(w.store.calls.get(w.companyId, callId)!.status).toBe('in_call');
   return { callId, leg };
+}
+
+/** The world of a test of transfers by a second leg, fresh before each test. */
+export interface TwoLegWorld extends RigWorld {
+  medias: FakeMedia[];
+  agent: AgentSpy;
+  /** A CallService whose calls reach `agent` and whose media are kept in `medias`. */
+  makeCalls(): CallService;
+  record(callId: string): ReturnType<Store['calls']['get']> & object;
+}
+
+/**
+ * Registers the hooks that give each test a fresh TwoLegWorld (fake timers
+ * on, every media session kept, each on its own port) and returns it.
+ */
+export function useTwoLegWorld(): TwoLegWorld {
+  const w = { legs: [], medias: [] } as unknown as TwoLegWorld;
+  const signaling = legSignaling((leg) => w.legs.push(leg));
+  const media = fakeMediaPort(
+    (m) => w.medias.push(m),
+    () => new FakeMedia(20000 + 2 * w.medias.length),
+  );
+  w.makeCalls = () =>
+    makeDialerAndCalls({
+      store: w.store,
+      clock: w.clock,
+      signaling,
+      media,
+      settings: { stuckAfterSeconds: 600 },
+      agents: w.agent.links(),
+    }).calls;
+  w.record = (callId) => w.store.calls.get(w.companyId, callId)!;
+  beforeEach(() => {
+    vi.useFakeTimers();
+    Object.assign(w, freshWorld(), { legs: [], medias: [], agent: new AgentSpy() });
+  });
+  afterEach(() => vi.useRealTimers());
+  return w;
 }

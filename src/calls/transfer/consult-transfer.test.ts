@@ -1,0 +1,290 @@
+// Issue 24 item 4: warm and attended transfer by a consult leg. The domain
+// with scripted SIP legs and fake media legs that keep what is enqueued on
+// them: the callee held while the target rings, the agent talking to the
+// target once it answers (and back to the callee on swap), merge bridging
+// callee ⇄ target, cancel and every failure bringing the agent back to the
+// callee, and no leg or media session left behind on any path.
+import { describe, expect, it, vi } from 'vitest';
+import type { CallService } from '../call-service.js';
+import type { FakeLeg } from '../session/test-support/fake-leg.js';
+import {
+  answerCall,
+  type FakeMedia,
+  useTwoLegWorld,
+} from '../session/test-support/transfer-rig.js';
+
+const w = useTwoLegWorld();
+const TARGET = '+14155550123';
+const WHISPER = 'Caller asks about a refund on order 1234';
+
+/** An answered call, then a warm transfer asked by the agent; the target's leg once dialed. */
+async function consultAsked(calls: CallService, extra: Record<string, unknown> = {}) {
+  const answered = await answerCall(w, calls);
+  w.agent.hooks!.transfer({
+    destination: TARGET,
+    transferMode: 'warm',
+    messageToPersonWantingToBeTransferred: WHISPER,
+    ...extra,
+  });
+  await vi.advanceTimersByTimeAsync(0);
+  expect(w.legs).toHaveLength(2);
+  const [calleeMedia, targetMedia] = w.medias as [FakeMedia, FakeMedia];
+  return { ...answered, target: w.legs[1]!, calleeMedia, targetMedia };
+}
+
+/** The consult leg answers: the agent talks to the target. */
+async function targetAnswers(target: FakeLeg): Promise<void> {
+  target.fire('answered', { sdp: 'v=0 target answer' });
+  await vi.advanceTimersByTimeAsync(0);
+}
+
+const enqueued = (m: FakeMedia) => m.enqueued.map((b) => [...b]);
+
+describe('warm transfer by a consult leg', () => {
+  it('the callee held while the target rings; the agent consults the target, swaps back and forth, merges: callee ⇄ target bridged, DTMF relayed; the target hangs up → transferred', async () => {
+    const calls = w.makeCalls();
+    const { callId, leg, target, calleeMedia, targetMedia } = await consultAsked(calls);
+    expect(target.request.requestUri).toBe(`sip:${TARGET}@carrier.example:5060`);
+    expect(w.record(callId).status).toBe('transferring');
+    expect(w.record(callId).transferringDetails).toMatchObject({
+      transferMode: 'warm',
+      consultPhase: 'consulting_ringing',
+      via: 'bridge',
+      transferringStatus: 'transferring',
+      messageToPersonWantingToBeTransferred: WHISPER,
+    });
+    // Held: the agent hears nothing from the callee and its audio goes nowhere.
+    calleeMedia.receive([1]);
+    expect(w.agent.heard).toEqual([]);
+    expect(w.agent.media!.enqueue(new Uint8Array([9]))).toBe(0);
+    target.fire('provisional', { status: 180, reason: 'Ringing' });
+    expect(w.record(callId).participants.at(-1)).toMatchObject({
+      type: 'transfer',
+      status: 'ringing',
+    });
+
+    await targetAnswers(target);
+    expect(w.agent.told.map((e) => [e.status, e.consultPhase])).toEqual([
+      ['transferring', undefined],
+      ['pending_confirmation', 'consulting_dest'],
+    ]);
+    expect(w.agent.told[1]).toMatchObject({
+      messageToPersonWantingToBeTransferred: WHISPER,
+      sipStatus: 200,
+    });
+    expect(w.record(callId).transferringDetails).toMatchObject({
+      transferringStatus: 'pending_confirmation',
+      consultPhase: 'consulting_dest',
+      callDestinationCallId: target.callId,
+    });
+    expect(w.record(callId).participants.at(-1)).toMatchObject({ status: 'joined' });
+    // The agent talks to the target; the callee hears nothing.
+    targetMedia.receive([2]);
+    calleeMedia.receive([3]);
+    w.agent.media!.enqueue(new Uint8Array([4]));
+    expect(w.agent.heard).toEqual([2]);
+    expect(enqueued(targetMedia)).toEqual([[4]]);
+    expect(enqueued(calleeMedia)).toEqual([]);
+
+    w.agent.hooks!.consult!('swap');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(w.record(callId).transferringDetails?.consultPhase).toBe('back_with_caller');
+    calleeMedia.receive([5]);
+    targetMedia.receive([6]);
+    w.agent.media!.enqueue(new Uint8Array([7]));
+    expect(w.agent.heard).toEqual([2, 5]);
+    expect(enqueued(calleeMedia)).toEqual([[7]]);
+    calleeMedia.emit('dtmf', { digit: '1' });
+    expect(w.agent.digits).toEqual(['1']);
+
+    w.agent.hooks!.consult!('merge');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(w.agent.told.map((e) => [e.status, e.consultPhase]).slice(2)).toEqual([
+      ['pending_confirmation', 'back_with_caller'],
+      ['success', 'merged'],
+    ]);
+    // Bridged: relayed both ways, digits regenerated on the other leg, the agent out.
+    const sent: string[] = [];
+    targetMedia.sendDtmf = (d: string) => void sent.push(d);
+    calleeMedia.receive([8]);
+    targetMedia.receive([9]);
+    calleeMedia.emit('dtmf', { digit: '#' });
+    expect(enqueued(targetMedia)).toEqual([[4], [8]]);
+    expect(enqueued(calleeMedia)).toEqual([[7], [9]]);
+    expect(sent).toEqual(['#']);
+    expect(w.agent.heard).toEqual([2, 5]);
+    expect(w.agent.digits).toEqual(['1']);
+    expect(w.agent.media!.enqueue(new Uint8Array([1]))).toBe(0);
+    expect(w.record(callId)).toMatchObject({ status: 'transferring' });
+    expect(w.record(callId).transferringDetails).toMatchObject({
+      transferringStatus: 'success',
+      consultPhase: 'merged',
+    });
+
+    w.clock.advance(5000);
+    target.fire('ended', { by: 'remote' });
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(leg.byes).toHaveLength(1);
+    expect(w.medias.map((m) => m.closed)).toEqual([1, 1]);
+    const r = w.record(callId);
+    expect(r).toMatchObject({ status: 'transferred', endCallReason: 'call_transferred' });
+    expect(r.transferAttempts).toEqual([
+      expect.objectContaining({
+        status: 'success',
+        transferMode: 'warm',
+        consultPhase: 'merged',
+        via: 'bridge',
+        requestedBy: 'agent',
+      }),
+    ]);
+    expect(r.participants.find((p) => p.type === 'transfer')).toMatchObject({
+      status: 'left',
+      leftAt: expect.any(String),
+    });
+  });
+
+  it('cancel (by the API) during the consult: the target BYEd and its media closed, the agent back with the callee, in_call, the attempt aborted / cancelled', async () => {
+    const calls = w.makeCalls();
+    const { callId, target, calleeMedia, targetMedia } = await consultAsked(calls, {
+      transferMode: 'attended',
+    });
+    await targetAnswers(target);
+    const result = await calls.consult(w.companyId, callId, 'cancel');
+    expect(result).toMatchObject({ transferringStatus: 'aborted', consultPhase: 'cancelled' });
+    expect(target.byes).toHaveLength(1);
+    expect(targetMedia.closed).toBe(1);
+    calleeMedia.receive([1]);
+    w.agent.media!.enqueue(new Uint8Array([2]));
+    expect(w.agent.heard).toEqual([1]);
+    expect(enqueued(calleeMedia)).toEqual([[2]]);
+    const r = w.record(callId);
+    expect(r.status).toBe('in_call');
+    expect(r.transferringDetails).toMatchObject({
+      transferringStatus: 'aborted',
+      transferFailedReason: 'cancelled',
+      consultPhase: 'cancelled',
+      transferMode: 'attended',
+    });
+    expect(r.transferAttempts).toEqual([
+      expect.objectContaining({ status: 'aborted', transferFailedReason: 'cancelled' }),
+    ]);
+    expect(r.participants.at(-1)).toMatchObject({ type: 'transfer', status: 'left' });
+    expect(w.agent.told.at(-1)).toMatchObject({ status: 'aborted', reason: 'cancelled' });
+    // Nothing left to merge; a new transfer may start.
+    await expect(calls.consult(w.companyId, callId, 'merge')).rejects.toMatchObject({
+      code: 'no_consult_in_progress',
+    });
+    const again = calls.transfer(w.companyId, callId, {
+      destination: TARGET,
+      transferMode: 'warm',
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(w.legs).toHaveLength(3);
+    w.legs[2]!.fire('failed', {
+      status: 480,
+      reason: 'Temporarily Unavailable',
+      cause: 'response',
+    });
+    await expect(again).resolves.toMatchObject({ transferFailedReason: 'consult_failed' });
+  });
+
+  it('the target is busy (486): the agent back with the callee, in_call, the attempt failed / consult_failed 486, the target rejected, its media closed', async () => {
+    const calls = w.makeCalls();
+    const { callId, target, calleeMedia, targetMedia } = await consultAsked(calls);
+    target.fire('failed', { status: 486, reason: 'Busy Here', cause: 'response' });
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(targetMedia.closed).toBe(1);
+    calleeMedia.receive([1]);
+    expect(w.agent.heard).toEqual([1]);
+    const r = w.record(callId);
+    expect(r.status).toBe('in_call');
+    expect(r.transferAttempts).toEqual([
+      expect.objectContaining({
+        status: 'failed',
+        transferFailedReason: 'consult_failed',
+        sipStatus: 486,
+        consultPhase: 'back_with_caller',
+      }),
+    ]);
+    expect(r.participants.at(-1)).toMatchObject({ type: 'transfer', status: 'rejected' });
+    expect(w.agent.told.map((e) => e.status)).toEqual(['transferring', 'failed']);
+  });
+
+  it('the target does not answer in time: CANCEL, the agent back with the callee, the target no_answer', async () => {
+    const calls = w.makeCalls();
+    const { callId, target, targetMedia } = await consultAsked(calls, {
+      secondsToWaitForCallerToAnswer: 5,
+    });
+    await vi.advanceTimersByTimeAsync(5000);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(target.cancelled).toBe(true);
+    expect(targetMedia.closed).toBe(1);
+    expect(w.record(callId).status).toBe('in_call');
+    expect(w.record(callId).participants.at(-1)).toMatchObject({ status: 'no_answer' });
+  });
+
+  it('the target hangs up during the consult: the agent back with the callee, failed / target_hung_up', async () => {
+    const calls = w.makeCalls();
+    const { callId, target, calleeMedia, targetMedia } = await consultAsked(calls);
+    await targetAnswers(target);
+    target.fire('ended', { by: 'remote' });
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(targetMedia.closed).toBe(1);
+    calleeMedia.receive([1]);
+    expect(w.agent.heard).toEqual([1]);
+    expect(w.record(callId)).toMatchObject({ status: 'in_call' });
+    expect(w.record(callId).transferAttempts?.[0]).toMatchObject({
+      status: 'failed',
+      transferFailedReason: 'target_hung_up',
+      consultPhase: 'back_with_caller',
+    });
+    expect(w.record(callId).participants.at(-1)).toMatchObject({ status: 'left' });
+  });
+
+  it('the callee hangs up during the consult: the target BYEd, both media closed, the call ends completed with the attempt aborted', async () => {
+    const calls = w.makeCalls();
+    const { callId, leg, target } = await consultAsked(calls);
+    await targetAnswers(target);
+    leg.fire('ended', { by: 'remote' });
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(target.byes).toHaveLength(1);
+    expect(w.medias.map((m) => m.closed)).toEqual([1, 1]);
+    const r = w.record(callId);
+    expect(r.active).toBe(false);
+    expect(r.status).not.toBe('transferred');
+    expect(r.transferAttempts).toEqual([
+      expect.objectContaining({ status: 'aborted', transferFailedReason: 'call_ended' }),
+    ]);
+    expect(r.participants.at(-1)).toMatchObject({ type: 'transfer', status: 'left' });
+  });
+
+  it('merge, swap or cancel when they cannot apply: no_consult_in_progress; cancel while ringing CANCELs the target', async () => {
+    const calls = w.makeCalls();
+    const { callId, target, targetMedia } = await consultAsked(calls);
+    await expect(calls.consult(w.companyId, callId, 'merge')).rejects.toMatchObject({
+      code: 'no_consult_in_progress',
+    });
+    w.agent.hooks!.consult!('swap');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(w.agent.told.at(-1)).toMatchObject({
+      status: 'failed',
+      reason: 'no_consult_in_progress',
+    });
+    await calls.consult(w.companyId, callId, 'cancel');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(target.cancelled).toBe(true);
+    expect(targetMedia.closed).toBe(1);
+    expect(w.record(callId).status).toBe('in_call');
+    expect(w.record(callId).participants.at(-1)).toMatchObject({ status: 'cancelled' });
+    // A second transfer while one is under way is refused.
+    void calls.transfer(w.companyId, callId, { destination: TARGET, transferMode: 'warm' });
+    await vi.advanceTimersByTimeAsync(0);
+    await expect(
+      calls.transfer(w.companyId, callId, { destination: TARGET, transferMode: 'warm' }),
+    ).rejects.toMatchObject({ code: 'transfer_in_progress' });
+  });
+});

@@ -6,6 +6,16 @@ import type { CallStore } from './ports/call-store.js';
 import { CallError } from './call-error.js';
 import { ACTIVE_STATUSES, LIVE_STATUSES } from '../model/call-status.js';
 
+/**
+ * SIP channels the company holds now: its live calls, and each transfer
+ * target the gateway dialed as a second leg (issue 24 item 7).
+ */
+export function channelsInUse(store: Pick<CallStore, 'calls'>, companyId: string): number {
+  return (
+    store.calls.countByStatus(companyId, LIVE_STATUSES) + store.calls.countTransferLegs(companyId)
+  );
+}
+
 export function checkPlanLimits(store: CallStore, companyId: string, trunk: SipTrunk | null): void {
   const plan = store.companies.getPlan(companyId);
   if (!plan || !plan.allowOutbound) {
@@ -20,10 +30,7 @@ export function checkPlanLimits(store: CallStore, companyId: string, trunk: SipT
   if (plan.secondsRemaining !== null && plan.secondsRemaining <= 0) {
     throw new CallError('no_seconds_available', 'The plan has no call seconds left.');
   }
-  if (
-    plan.maxChannels !== null &&
-    store.calls.countByStatus(companyId, LIVE_STATUSES) >= plan.maxChannels
-  ) {
+  if (plan.maxChannels !== null && channelsInUse(store, companyId) >= plan.maxChannels) {
     throw new CallError(
       'no_channels_available',
       `All ${plan.maxChannels} channels of the plan are in use.`,

@@ -69,11 +69,7 @@ export function resolveTrunk(
     if (offline(trunk)) throw offlineError("The VoIP phone's SIP trunk", trunk, health);
     return { trunk, via: 'voipPhoneId', voipPhoneId: phone.id };
   }
-  const routes = store.outboundRoutes
-    .list(companyId)
-    .filter((r) => req.destinationNumber.startsWith(r.prefix))
-    .sort((a, b) => b.prefix.length - a.prefix.length || a.priority - b.priority);
-  for (const route of routes) {
+  for (const route of routesFor(store, companyId, req.destinationNumber)) {
     const trunk = store.sipTrunks.get(companyId, route.sipTrunkId);
     if (consider(trunk)) return { trunk, via: 'outbound_route', outboundRouteId: route.id };
   }
@@ -91,6 +87,41 @@ export function resolveTrunk(
     'sip_trunk_not_found',
     'No active SIP trunk or VoIP phone was specified, and no outbound route or default trunk can carry the call.',
   );
+}
+
+/** The trunk a transfer target is dialed through, and how it was chosen (spec §2.5 `routedVia`). */
+export interface TargetTrunk {
+  trunk: SipTrunk;
+  /** Set when an outbound route matched the target's number. */
+  outboundRouteId?: string;
+}
+
+/**
+ * Issue 24 item 3: the target of a transfer by bridging goes out through
+ * the outbound route with the longest prefix matching its number (an active
+ * trunk the OPTIONS monitor does not see offline), else through the call's
+ * own trunk.
+ */
+export function resolveTargetTrunk(
+  store: CallStore,
+  companyId: string,
+  number: string,
+  callTrunk: SipTrunk,
+  health?: TrunkHealth,
+): TargetTrunk {
+  for (const route of routesFor(store, companyId, number)) {
+    const trunk = store.sipTrunks.get(companyId, route.sipTrunkId);
+    if (trunk?.active && !health?.isOffline(trunk.id)) return { trunk, outboundRouteId: route.id };
+  }
+  return { trunk: callTrunk };
+}
+
+/** The company's outbound routes matching a number: longest prefix first, then by priority. */
+function routesFor(store: CallStore, companyId: string, number: string) {
+  return store.outboundRoutes
+    .list(companyId)
+    .filter((r) => number.startsWith(r.prefix))
+    .sort((a, b) => b.prefix.length - a.prefix.length || a.priority - b.priority);
 }
 
 /** Says which trunk is down and what the last OPTIONS ping met; never its address. */

@@ -212,6 +212,9 @@ export interface TransferringDetails {
   inviteSentAt?: string;
   /** Warm or attended: where the consult stands (spec §3.3). */
   consultPhase?: ConsultPhase;
+  /** A target dialed by the gateway through an outbound route matching its number. */
+  routedVia?: 'outbound_route';
+  outboundRouteId?: string;
   // ours
   /** `bridge`: the REFER was refused and the destination dialed as a second leg (fallbackToBridge). */
   via?: 'refer' | 'bridge';

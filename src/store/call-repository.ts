@@ -167,6 +167,17 @@ export class SqliteCallRepository {
     ).n;
   }
 
+  /** Transfer targets dialed by the gateway: `transferring` calls whose transfer goes `via: bridge`. */
+  countTransferLegs(companyId: string): number {
+    return (
+      this.db
+        .prepare(
+          `SELECT count(*) AS n FROM calls WHERE company_id = ? AND status = 'transferring' AND json_extract(data, '$.transferringDetails.via') = 'bridge'`,
+        )
+        .get(companyId) as { n: number }
+    ).n;
+  }
+
   /** All calls (any company) in any of `statuses`: recovery after a restart. */
   findByStatus(statuses: readonly string[]): CallRecord[] {
     const marks = statuses.map(() => '?').join(', ');

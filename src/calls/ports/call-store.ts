@@ -39,6 +39,8 @@ export interface CallRepository {
   query(companyId: string, q: CallQuery): { items: CallRecord[]; total: number };
   countByStatus(companyId: string, statuses: readonly CallStatus[]): number;
   countLiveOnTrunk(trunkId: string, statuses: readonly CallStatus[]): number;
+  /** Transfer targets dialed by the gateway (a second SIP channel): `transferring` calls with `via: bridge`. */
+  countTransferLegs(companyId: string): number;
   findByStatus(statuses: readonly CallStatus[]): CallRecord[];
 }
 

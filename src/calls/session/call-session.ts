@@ -123,6 +123,7 @@ export class CallSession {
       connectedLeg: () => this.attempt?.connectedLeg,
       endAttempt: (reason) => this.attempt?.end(reason),
       routes: () => this.routes,
+      ...(deps.trunkHealth ? { trunkHealth: deps.trunkHealth } : {}),
       calleeNumber: () =>
         this.attemptIndex !== undefined
           ? this.writer.current.attempts?.[this.attemptIndex]?.number

@@ -17,7 +17,7 @@ import type { ReferOutcome, ReferProgress, SignalingLeg } from '../ports/signali
 import type { Timers } from '../timers.js';
 import type { TransferRequest, TransferResult } from '../transfer/transfer-request.js';
 import type { RecordWriter } from './record-writer.js';
-import type { BridgeDialResult } from './target-bridge.js';
+import type { TargetDial } from './target-bridge.js';
 import { TransferRecord, type TransferEnding } from './transfer-record.js';
 
 /** The leg's default wait for the final NOTIFY (signaling-port.ts). */
@@ -36,7 +36,7 @@ export interface TransferHooks {
    * Resolves once it answered (bridged) or could not be reached; the leg
    * and media of a failed dial are already let go of.
    */
-  bridge?(): Promise<BridgeDialResult & { inviteSentAt?: string }>;
+  bridge?(): Promise<TargetDial>;
 }
 
 export interface TransferTarget {
@@ -136,7 +136,7 @@ export class BlindTransfer {
       ...(o.status > 0 ? { referRefusedStatus: o.status } : {}),
     });
     this.log.info({ sipStatus: o.status }, 'REFER refused: dialing the destination to bridge');
-    let pending: Promise<BridgeDialResult & { inviteSentAt?: string }>;
+    let pending: Promise<TargetDial>;
     try {
       pending = this.hooks.bridge!();
     } catch (err) {
@@ -151,16 +151,15 @@ export class BlindTransfer {
     );
   }
 
-  private onBridge(r: BridgeDialResult & { inviteSentAt?: string }): void {
+  private onBridge(r: TargetDial): void {
     if (this.finished) return;
-    const inviteSentAt = r.inviteSentAt ? { inviteSentAt: r.inviteSentAt } : {};
     if (r.ok) {
       this.finish(
         {
           transferringStatus: 'success',
           sipStatus: 200,
           sipReason: 'OK',
-          bridge: { callDestinationCallId: r.callId, ...inviteSentAt },
+          bridge: { callDestinationCallId: r.callId, ...r.leg },
         },
         'joined',
       );
@@ -172,7 +171,7 @@ export class BlindTransfer {
         transferFailedReason: 'bridge_failed',
         ...(r.status > 0 ? { sipStatus: r.status } : {}),
         sipReason: r.reason,
-        bridge: inviteSentAt,
+        ...(r.leg ? { bridge: r.leg } : {}),
       },
       dialOutcomeStatus(r),
     );

@@ -16,13 +16,13 @@ import type { TransferRequest, TransferResult } from '../transfer/transfer-reque
 import { dialOutcomeStatus } from './call-transfer.js';
 import type { MediaRoutes } from './media-routes.js';
 import type { RecordWriter } from './record-writer.js';
-import type { BridgeDialResult } from './target-bridge.js';
+import type { TargetDial } from './target-bridge.js';
 import { TransferRecord } from './transfer-record.js';
 
 export interface ConsultHooks {
   tell(event: TransferProgressEvent): void;
   /** Dials the destination as the consult leg; resolves when it answered or could not be reached. */
-  dial(): Promise<BridgeDialResult & { inviteSentAt?: string }>;
+  dial(): Promise<TargetDial>;
   /** Bridges the answered target to the callee; false when its leg is gone. */
   merge(): boolean;
   /** Lets go of the target's leg and media (its participant `left` with its figures). */
@@ -77,7 +77,7 @@ export class ConsultTransfer {
     );
     this.routes.agentTo('nobody');
     this.log.info({ transferMode: this.req.transferMode }, 'consult transfer: dialing the target');
-    let pending: Promise<BridgeDialResult & { inviteSentAt?: string }>;
+    let pending: Promise<TargetDial>;
     try {
       pending = this.hooks.dial();
     } catch (err) {
@@ -130,9 +130,8 @@ export class ConsultTransfer {
     this.record.targetLeft(networkQuality);
   }
 
-  private onDial(r: BridgeDialResult & { inviteSentAt?: string }): void {
+  private onDial(r: TargetDial): void {
     if (this.finished || this.phase !== 'consulting_ringing') return;
-    const inviteSentAt = r.inviteSentAt ? { inviteSentAt: r.inviteSentAt } : {};
     if (!r.ok) {
       this.routes.agentTo('callee');
       this.record.finish(
@@ -141,7 +140,7 @@ export class ConsultTransfer {
           transferFailedReason: 'consult_failed',
           ...(r.status > 0 ? { sipStatus: r.status } : {}),
           sipReason: r.reason,
-          bridge: inviteSentAt,
+          ...(r.leg ? { bridge: r.leg } : {}),
         },
         dialOutcomeStatus(r),
         { backInCall: true, details: { consultPhase: 'back_with_caller' } },
@@ -156,7 +155,7 @@ export class ConsultTransfer {
         transferringStatus: 'pending_confirmation',
         consultPhase: this.phase,
         callDestinationCallId: r.callId,
-        ...inviteSentAt,
+        ...r.leg,
         sipStatus: 200,
         sipReason: 'OK',
       },

@@ -3,6 +3,7 @@
 import type { CallRecord } from '../../model/call-record.js';
 import { LIVE_STATUSES } from '../../model/call-status.js';
 import type { CallStore } from '../ports/call-store.js';
+import { channelsInUse } from '../plan-limits.js';
 
 export function dialTimeLimit(
   store: Pick<CallStore, 'companies' | 'calls'>,
@@ -14,9 +15,7 @@ export function dialTimeLimit(
     return 'no_seconds_available_in_plan';
   }
   if (plan.maxChannels !== null) {
-    const live =
-      store.calls.countByStatus(rec.companyId, LIVE_STATUSES) -
-      (LIVE_STATUSES.includes(rec.status) ? 1 : 0);
+    const live = channelsInUse(store, rec.companyId) - (LIVE_STATUSES.includes(rec.status) ? 1 : 0);
     if (live >= plan.maxChannels) return 'no_channels_available_in_plan';
   }
   return undefined;

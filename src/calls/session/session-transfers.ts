@@ -13,8 +13,10 @@ import type { AgentTransferRequest, ConsultAction } from '../ports/agent-link.js
 import type { CallStore } from '../ports/call-store.js';
 import type { MediaPort } from '../ports/media-port.js';
 import type { SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
+import { channelsInUse } from '../plan-limits.js';
 import { optOutRefusal } from '../protections/opt-out-check.js';
 import type { Timers } from '../timers.js';
+import { resolveTargetTrunk, type TrunkHealth } from '../trunk-resolution.js';
 import {
   numberOfDestination,
   readTransferRequest,
@@ -27,7 +29,8 @@ import { BlindTransfer } from './call-transfer.js';
 import { ConsultTransfer } from './consult-transfer.js';
 import type { MediaRoutes } from './media-routes.js';
 import type { RecordWriter } from './record-writer.js';
-import { TargetBridge, type BridgeDialResult, type OnAnswer } from './target-bridge.js';
+import { TargetBridge, type OnAnswer, type TargetDial } from './target-bridge.js';
+import type { TargetLegDetails } from './transfer-record.js';
 
 /** How long a bridged transfer's target may ring (secondsToWaitForCallerToAnswer's default). */
 const DEFAULT_BRIDGE_WAIT_SECONDS = 30;
@@ -46,10 +49,32 @@ export interface TransferHost {
   connectedLeg(): SignalingLeg | undefined;
   /** Ends the call's attempt (the callee's leg) with this reason. */
   endAttempt(reason: string): void;
+  /** Trunks the OPTIONS monitor sees offline (a route's trunk among them is not used). */
+  trunkHealth?: TrunkHealth;
   /** Who hears whom in the call (from the answer on). */
   routes(): MediaRoutes | undefined;
   /** The number the current attempt dialed. */
   calleeNumber(): string | undefined;
+}
+
+/**
+ * The caller ID a transfer target sees: the callee's number when it may be
+ * shown and the trunk may present it, else the call's own (through the
+ * call's trunk, or a route's trunk that may present it), else the trunk's
+ * default.
+ */
+function targetCallerId(
+  trunk: SipTrunk,
+  callTrunk: SipTrunk,
+  callCallerId: string | null,
+  showCallerId: boolean,
+  callee: string | undefined,
+): string | null {
+  if (showCallerId && callee && trunk.callerIds.includes(callee)) return callee;
+  if (callCallerId && (trunk.id === callTrunk.id || trunk.callerIds.includes(callCallerId))) {
+    return callCallerId;
+  }
+  return trunk.defaultCallerId;
 }
 
 /** Results of transfers refused before they started (the record untouched, the agent not told yet). */
@@ -212,21 +237,41 @@ export class SessionTransfers {
   }
 
   /**
-   * Transfer by bridging (fallbackToBridge after a refused REFER): the
-   * destination dialed through the call's trunk as a second leg with its own
-   * media; on answer the agent leaves the media path and the two legs hear
-   * each other. A failed dial lets go of the target's leg and media before
-   * it resolves.
+   * The destination dialed as a second leg with its own media, through the
+   * outbound route matching its number or else the call's trunk; on answer
+   * it is bridged to the callee (a refused REFER's fallback) or consulted
+   * by the agent (warm, attended). A failed dial lets go of the target's leg
+   * and media before it resolves.
    */
   private async dialTarget(
-    trunk: SipTrunk | undefined,
+    callTrunk: SipTrunk | undefined,
     req: TransferRequest,
     onAnswer: OnAnswer,
-  ): Promise<BridgeDialResult & { inviteSentAt?: string }> {
+  ): Promise<TargetDial> {
     const routes = this.host.routes();
-    if (!trunk || !routes || req.destinationType !== 'number' || this.bridge) {
+    if (!callTrunk || !routes || req.destinationType !== 'number' || this.bridge) {
       return { ok: false, status: 0, reason: 'bridge_not_possible' };
     }
+    const rec = this.host.writer.current;
+    // The target takes a channel of the plan: this call's own second leg is already counted.
+    const plan = this.host.store.companies.getPlan(rec.companyId);
+    if (
+      plan?.maxChannels != null &&
+      channelsInUse(this.host.store, rec.companyId) > plan.maxChannels
+    ) {
+      return { ok: false, status: 0, reason: 'no_channels_available' };
+    }
+    const { trunk, outboundRouteId } = resolveTargetTrunk(
+      this.host.store,
+      rec.companyId,
+      req.destination,
+      callTrunk,
+      this.host.trunkHealth,
+    );
+    const leg: TargetLegDetails = {
+      outboundTrunkId: trunk.id,
+      ...(outboundRouteId ? { routedVia: 'outbound_route' as const, outboundRouteId } : {}),
+    };
     const bridge = new TargetBridge(
       this.host.signaling,
       this.host.media,
@@ -240,21 +285,21 @@ export class SessionTransfers {
       () => this.host.writer.now(),
     );
     this.bridge = bridge;
-    const rec = this.host.writer.current;
-    const callee = this.host.calleeNumber();
-    // The callee's number when it may be shown and the trunk may present it, else the call's.
-    const callerId =
-      req.showCallerId && callee && trunk.callerIds.includes(callee)
-        ? callee
-        : (rec.callerId ?? trunk.defaultCallerId);
+    const callerId = targetCallerId(
+      trunk,
+      callTrunk,
+      rec.callerId,
+      req.showCallerId,
+      this.host.calleeNumber(),
+    );
     const r = await bridge.dial(
       (sdp) => buildDialRequest(trunk, req.destination, callerId, sdp),
       1000 * (req.secondsToWaitForCallerToAnswer ?? DEFAULT_BRIDGE_WAIT_SECONDS),
       onAnswer,
     );
-    const sent = bridge.inviteSentAt ? { inviteSentAt: bridge.inviteSentAt } : {};
+    if (bridge.inviteSentAt) leg.inviteSentAt = bridge.inviteSentAt;
     if (!r.ok && this.bridge === bridge) await this.endBridge();
-    return { ...r, ...sent };
+    return { ...r, leg };
   }
 
   /**

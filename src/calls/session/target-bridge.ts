@@ -11,10 +11,14 @@ import type { MediaLeg, MediaPort } from '../ports/media-port.js';
 import type { DialRequest, SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
 import type { Timers } from '../timers.js';
 import type { MediaRoutes } from './media-routes.js';
+import type { TargetLegDetails } from './transfer-record.js';
 
 /** How the target's leg came out. */
 export type BridgeDialResult =
   { ok: true; callId: string } | { ok: false; status: number; reason: string; noAnswer?: boolean };
+
+/** A dial of the target as the transfer writes it: the outcome and the leg's details. */
+export type TargetDial = BridgeDialResult & { leg?: TargetLegDetails };
 
 const MEDIA_CLOSE_TIMEOUT_MS = 2000;
 

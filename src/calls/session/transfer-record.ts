@@ -17,12 +17,20 @@ import type { TransferProgressEvent } from '../ports/agent-link.js';
 import type { TransferRequest, TransferResult } from '../transfer/transfer-request.js';
 import type { RecordWriter } from './record-writer.js';
 
+/** The details of a target's own leg (a transfer by bridging). */
+export type TargetLegDetails = Partial<
+  Pick<
+    TransferringDetails,
+    'callDestinationCallId' | 'inviteSentAt' | 'outboundTrunkId' | 'routedVia' | 'outboundRouteId'
+  >
+>;
+
 export type TransferEnding = Pick<TransferResult, 'transferFailedReason'> & {
   transferringStatus: 'success' | 'failed' | 'aborted';
   sipStatus?: number;
   sipReason?: string;
   /** What the details keep of the target's own leg (transfer by bridging). */
-  bridge?: { callDestinationCallId?: string; inviteSentAt?: string };
+  bridge?: TargetLegDetails;
 };
 
 /** The agent's event without what every event of this transfer carries. */
@@ -186,10 +194,7 @@ export class TransferRecord {
               endedAt: at,
               ...reason,
               ...sip,
-              ...(end.bridge?.callDestinationCallId
-                ? { callDestinationCallId: end.bridge.callDestinationCallId }
-                : {}),
-              ...(end.bridge?.inviteSentAt ? { inviteSentAt: end.bridge.inviteSentAt } : {}),
+              ...end.bridge,
             },
           }
         : {}),

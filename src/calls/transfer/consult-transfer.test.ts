@@ -7,6 +7,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { CallService } from '../call-service.js';
 import type { FakeLeg } from '../session/test-support/fake-leg.js';
+import { trunkFixture } from '../../model/test-support/entity-fixtures.js';
 import {
   answerCall,
   type FakeMedia,
@@ -260,6 +261,74 @@ describe('warm transfer by a consult leg', () => {
       expect.objectContaining({ status: 'aborted', transferFailedReason: 'call_ended' }),
     ]);
     expect(r.participants.at(-1)).toMatchObject({ type: 'transfer', status: 'left' });
+  });
+
+  it('an outbound route matches the target: dialed through its trunk with a caller ID it may present; routedVia, outboundRouteId, outboundTrunkId on the details', async () => {
+    const createdAt = new Date(w.clock.now()).toISOString();
+    w.store.sipTrunks.insert(
+      trunkFixture({
+        id: 'pbx',
+        companyId: w.companyId,
+        createdAt,
+        host: 'pbx.example',
+        isDefault: false,
+        defaultCallerId: '+12125550199',
+        callerIds: ['+12125550199'],
+      }),
+    );
+    w.store.outboundRoutes.insert({
+      id: 'r415',
+      companyId: w.companyId,
+      createdAt,
+      modifiedAt: createdAt,
+      name: 'desk',
+      prefix: '+1415',
+      sipTrunkId: 'pbx',
+      priority: 1,
+    });
+    const calls = w.makeCalls();
+    const { callId, target } = await consultAsked(calls);
+    expect(target.request.requestUri).toBe(`sip:${TARGET}@pbx.example:5060`);
+    expect(target.request.from.uri).toBe('sip:+12125550199@pbx.example');
+    await targetAnswers(target);
+    expect(w.record(callId).transferringDetails).toMatchObject({
+      outboundTrunkId: 'pbx',
+      routedVia: 'outbound_route',
+      outboundRouteId: 'r415',
+      inviteSentAt: expect.any(String),
+    });
+  });
+
+  it('the target takes a channel of the plan: with every channel in use the consult fails no_channels_available, nothing dialed; with one free, a new call is refused while the target holds it', async () => {
+    const plan = w.store.companies.getPlan(w.companyId)!;
+    w.store.companies.savePlan({ ...plan, maxChannels: 1 });
+    const calls = w.makeCalls();
+    const answered = await answerCall(w, calls);
+    await expect(
+      calls.transfer(w.companyId, answered.callId, { destination: TARGET, transferMode: 'warm' }),
+    ).resolves.toMatchObject({
+      transferringStatus: 'failed',
+      transferFailedReason: 'consult_failed',
+      sipReason: 'no_channels_available',
+    });
+    expect(w.legs).toHaveLength(1);
+    expect(w.record(answered.callId).status).toBe('in_call');
+
+    w.store.companies.savePlan({ ...plan, maxChannels: 2 });
+    void calls.transfer(w.companyId, answered.callId, {
+      destination: TARGET,
+      transferMode: 'warm',
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(w.legs).toHaveLength(2);
+    const who = { company: w.store.companies.get(w.companyId)!, key: { id: 'k', name: 'key' } };
+    await expect(
+      calls.initiate(who, { destinationNumber: '+12125550142', agentId: w.agentId }),
+    ).rejects.toMatchObject({ code: 'no_channels_available' });
+    await calls.consult(w.companyId, answered.callId, 'cancel');
+    await expect(
+      calls.initiate(who, { destinationNumber: '+12125550142', agentId: w.agentId }),
+    ).resolves.toMatchObject({ callId: expect.any(String) });
   });
 
   it('merge, swap or cancel when they cannot apply: no_consult_in_progress; cancel while ringing CANCELs the target', async () => {

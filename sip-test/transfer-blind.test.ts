@@ -111,14 +111,14 @@ describe('blind transfer through the daemon (SIPp callee)', () => {
     });
     const during = await daemon.gw.get(callId);
     expect(during.status).toBe('in_call');
-    // a second request: the call is up, nothing in progress; warm is not carried out yet
+    // a second request: the call is up, nothing in progress; a consult needs a number to dial
     const warm = await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
-      destination: '+14155550123',
+      destination: 'sip:desk@pbx.example',
       transferMode: 'warm',
     });
     expect(warm.json).toMatchObject({
       transferringStatus: 'failed',
-      transferFailedReason: 'not_supported_yet',
+      transferFailedReason: 'consult_needs_a_number',
     });
     expect(transferEvents(session).map((e) => e.status)).toEqual(['transferring', 'failed']);
     expect(transferEvents(session)[1]).toMatchObject({ reason: 'refer_refused', sipStatus: 405 });

@@ -19,6 +19,13 @@ export interface TransferDaemon {
   readonly sipps: SippProcess[];
   /** SIPp on its own media port (from allocatePort), kept to kill. */
   farEnd(opts: Omit<SippOptions, 'extraArgs'>, extraArgs?: string[]): Promise<SippProcess>;
+  /**
+   * farEnd, started again on a fresh media port (up to three times) when
+   * SIPp exits at once: another process took the port allocatePort gave.
+   */
+  farEndUp(opts: Omit<SippOptions, 'extraArgs'>, extraArgs?: string[]): Promise<SippProcess>;
+  /** A trunk at a SIPp far end that only an outbound route for `prefix` reaches. */
+  routedTrunk(port: number, prefix: string): Promise<string>;
   /** An agent on its own server, created by the API; the API's answer as it came. */
   agent(
     name: string,
@@ -52,6 +59,27 @@ export function useTransferDaemon(): TransferDaemon {
       });
       sipps.push(sipp);
       return sipp;
+    },
+    async farEndUp(opts, extraArgs = []) {
+      for (let i = 0; i < 3; i++) {
+        const sipp = await daemon.farEnd(opts, extraArgs);
+        const exited = await Promise.race([
+          sipp.done.then(() => true),
+          new Promise<boolean>((r) => setTimeout(() => r(false), 300)),
+        ]);
+        if (!exited) return sipp;
+      }
+      throw new Error(`SIPp ${opts.scenario} did not start (media port taken three times)`);
+    },
+    async routedTrunk(port, prefix) {
+      const trunkId = await daemon.gw.trunk(port, { isDefault: false });
+      const res = await daemon.gw.api('POST', '/api/v1/phones/outbound-routes', {
+        name: `to ${prefix}`,
+        prefix,
+        sipTrunkId: trunkId,
+      });
+      if (res.status !== 201) throw new Error(`outbound route: ${JSON.stringify(res.json)}`);
+      return trunkId;
     },
     async agent(name, maxDurationSeconds) {
       const server = await AgentServer.listen();

@@ -11,6 +11,7 @@
 import type { Logger } from 'pino';
 import type { ConsultPhase, NetworkQuality, TransferRequestedBy } from '../../model/call-record.js';
 import type { ConsultAction, TransferProgressEvent } from '../ports/agent-link.js';
+import type { ReferOutcome, ReferProgress } from '../ports/signaling-port.js';
 import { CallError } from '../call-error.js';
 import type { TransferRequest, TransferResult } from '../transfer/transfer-request.js';
 import { dialOutcomeStatus } from './call-transfer.js';
@@ -27,6 +28,21 @@ export interface ConsultHooks {
   merge(): boolean;
   /** Lets go of the target's leg and media (its participant `left` with its figures). */
   release(): Promise<void>;
+  /**
+   * Attended, once merged: a REFER to the callee naming the target with
+   * Replaces (RFC 3891), so that the two reach each other directly and the
+   * gateway leaves; undefined when the callee's leg cannot REFER or the
+   * target's dialog is unknown.
+   */
+  handOver?(onProgress: (p: ReferProgress) => void): HandOver | undefined;
+  /** The callee and the target reached each other: end our legs, `call_transferred`. */
+  transferred(): void;
+}
+
+/** A REFER with Replaces under way. */
+export interface HandOver {
+  referTo: string;
+  outcome: Promise<ReferOutcome>;
 }
 
 /** Phases in which the target's leg is up or ringing and the consult may be ended. */
@@ -189,7 +205,53 @@ export class ConsultTransfer {
     }
     if (!this.hooks.merge()) throw new CallError('no_consult_in_progress', 'The target has left.');
     this.end('success', undefined, 'merged', 'joined');
+    if (this.req.transferMode === 'attended') this.handOver();
     return this.resultNow();
+  }
+
+  /**
+   * Attended (RFC 5589 §7): bridged in the gateway at once, then a REFER
+   * with Replaces asks the callee to call the target itself. A 2xx sipfrag:
+   * both our legs end (`via: refer`); anything else: the gateway's bridge
+   * stays (the refusal kept on the details).
+   */
+  private handOver(): void {
+    let accepted = false;
+    let h: HandOver | undefined;
+    try {
+      h = this.hooks.handOver?.((p) =>
+        this.safely(() => {
+          if (accepted || p.status <= 0) return;
+          accepted = true;
+          this.record.amend({ referAcceptedAt: this.writer.now() }, {});
+        }),
+      );
+    } catch (err) {
+      this.log.warn({ err }, 'attended transfer: REFER with Replaces not sent');
+    }
+    if (!h) return;
+    this.record.amend({ referTo: h.referTo }, {});
+    this.log.info('attended transfer: REFER with Replaces sent');
+    h.outcome.then(
+      (o) =>
+        this.safely(() => {
+          if (o.kind === 'transferred') {
+            this.record.amend(
+              { via: 'refer', sipStatus: o.status, sipReason: o.reason },
+              { via: 'refer', sipStatus: o.status, sipReason: o.reason },
+            );
+            this.log.info('attended transfer: the callee reached the target itself');
+            this.hooks.transferred();
+            return;
+          }
+          this.record.amend({ referRefusedStatus: o.status }, {});
+          this.log.info(
+            { outcome: o.kind, sipStatus: o.status },
+            'attended transfer: REFER with Replaces not carried out; the gateway keeps the bridge',
+          );
+        }),
+      (err: unknown) => this.log.warn({ err }, 'attended transfer: REFER failed in the SIP engine'),
+    );
   }
 
   private async cancel(): Promise<TransferResult> {

@@ -12,7 +12,7 @@ import { buildDialRequest, callerUriOf, numberAtTrunkUri } from '../invite-reque
 import type { AgentTransferRequest, ConsultAction } from '../ports/agent-link.js';
 import type { CallStore } from '../ports/call-store.js';
 import type { MediaPort } from '../ports/media-port.js';
-import type { SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
+import type { ReferProgress, SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
 import { channelsInUse } from '../plan-limits.js';
 import { optOutRefusal } from '../protections/opt-out-check.js';
 import type { Timers } from '../timers.js';
@@ -26,7 +26,7 @@ import {
 } from '../transfer/transfer-request.js';
 import type { AgentSide } from './agent-side.js';
 import { BlindTransfer } from './call-transfer.js';
-import { ConsultTransfer } from './consult-transfer.js';
+import { ConsultTransfer, type HandOver } from './consult-transfer.js';
 import type { MediaRoutes } from './media-routes.js';
 import type { RecordWriter } from './record-writer.js';
 import { TargetBridge, type OnAnswer, type TargetDial } from './target-bridge.js';
@@ -191,11 +191,35 @@ export class SessionTransfers {
         dial: () => this.dialTarget(trunk, req, 'consult'),
         merge: () => this.bridge?.merge() ?? false,
         release: () => this.endBridge(),
+        handOver: (onProgress) => this.handOver(trunk, req, onProgress),
+        transferred: () => this.host.endAttempt('call_transferred'),
       },
     );
     this.run = run;
     run.start(callSourceCallId);
     return run.result;
+  }
+
+  /** An attended transfer's REFER with Replaces to the callee (consult-transfer.ts). */
+  private handOver(
+    trunk: SipTrunk,
+    req: TransferRequest,
+    onProgress: (p: ReferProgress) => void,
+  ): HandOver | undefined {
+    const leg = this.host.connectedLeg();
+    const referTo = this.bridge?.replacesUri();
+    if (!leg?.refer || !referTo) return undefined;
+    const callerId = this.host.writer.current.callerId;
+    const referredBy =
+      req.showCallerId && callerId !== null ? `<${callerUriOf(trunk, callerId)}>` : undefined;
+    const timeoutMs =
+      req.secondsToWaitForCallerToAnswer !== undefined
+        ? req.secondsToWaitForCallerToAnswer * 1000
+        : undefined;
+    return {
+      referTo,
+      outcome: leg.refer({ referTo, ...(referredBy ? { referredBy } : {}) }, onProgress, timeoutMs),
+    };
   }
 
   /**

@@ -8,7 +8,12 @@
 import type { Logger } from 'pino';
 import type { NetworkQuality } from '../../model/call-record.js';
 import type { MediaLeg, MediaPort } from '../ports/media-port.js';
-import type { DialRequest, SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
+import type {
+  DialogSnapshot,
+  DialRequest,
+  SignalingLeg,
+  SignalingPort,
+} from '../ports/signaling-port.js';
 import type { Timers } from '../timers.js';
 import type { MediaRoutes } from './media-routes.js';
 import type { TargetLegDetails } from './transfer-record.js';
@@ -41,6 +46,10 @@ export class TargetBridge {
   private ending: Promise<NetworkQuality | undefined> | undefined;
   private waitTimer: unknown;
   inviteSentAt: string | undefined;
+  /** The target's Request-URI, as dialed. */
+  private requestUri: string | undefined;
+  /** The target's confirmed dialog (its tags: what a Replaces names). */
+  private dialog: DialogSnapshot | undefined;
 
   constructor(
     private readonly signaling: SignalingPort,
@@ -61,6 +70,20 @@ export class TargetBridge {
   /** True while the target is answered and its leg up. */
   get connected(): boolean {
     return this.answered && !this.legOver;
+  }
+
+  /**
+   * The target's URI with a Replaces header naming our dialog with it (RFC
+   * 3891 §3: to-tag is the target's own tag, from-tag ours; RFC 3261 §19.1.1
+   * escaping of the header value), for a REFER that hands the callee to the
+   * target directly (attended transfer, RFC 5589 §7). Undefined when the
+   * target is not answered or its dialog is unknown.
+   */
+  replacesUri(): string | undefined {
+    const d = this.dialog;
+    if (!this.connected || !d || !this.requestUri) return undefined;
+    const replaces = `${d.callId};to-tag=${d.remoteTag};from-tag=${d.localTag}`;
+    return `${this.requestUri}?Replaces=${encodeURIComponent(replaces)}`;
   }
 
   /** A consulted target joins the callee; the agent leaves the media path. False when it is gone. */
@@ -97,11 +120,23 @@ export class TargetBridge {
             return settle({ ok: false, status: 0, reason: 'call_ended' });
           }
           this.targetMedia = targetMedia;
+          // No RTP from an answered target for the engine's inactivity time: it is gone (BYE sent).
+          targetMedia.on('inactive', (e) => {
+            if (!this.answered || this.legOver || this.ending) return;
+            this.log.warn({ silentForMs: e.silentForMs }, 'bridge: no RTP from the target');
+            this.byeTarget();
+            this.hooks.targetEnded();
+          });
+          const request = build(targetMedia.createOffer());
+          this.requestUri = request.requestUri;
           const leg = this.signaling.invite({
-            ...build(targetMedia.createOffer()),
+            ...request,
             answerOffer: (o) => targetMedia.answerOffer(o.sdp),
             onSending: () => {
               this.inviteSentAt = this.now();
+            },
+            onDialog: (d) => {
+              this.dialog = d;
             },
           });
           this.leg = leg;

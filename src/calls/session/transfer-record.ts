@@ -129,6 +129,22 @@ export class TransferRecord {
     });
   }
 
+  /**
+   * After the end: what happened next to a finished attempt (an attended
+   * transfer's hand-over by REFER), on its details and its attempt entry.
+   */
+  amend(details: Partial<TransferringDetails>, attempt: Partial<TransferAttempt>): void {
+    const r = this.writer.current;
+    const current = r.transferringDetails;
+    const attempts = r.transferAttempts ?? [];
+    const last = attempts.at(-1);
+    if (!current || !last) return;
+    this.writer.write({
+      transferringDetails: { ...current, ...details },
+      transferAttempts: [...attempts.slice(0, -1), { ...last, ...attempt }],
+    });
+  }
+
   /** The details as they stand. */
   details(): TransferringDetails | undefined {
     return this.writer.current.transferringDetails;

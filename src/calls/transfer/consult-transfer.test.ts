@@ -39,6 +39,22 @@ async function targetAnswers(target: FakeLeg): Promise<void> {
   await vi.advanceTimersByTimeAsync(0);
 }
 
+/** The target's leg reports its confirmed dialog, as a SIP engine does before `answered`. */
+function confirmDialog(target: FakeLeg, callId: string, localTag: string, remoteTag: string) {
+  target.request.onDialog?.({
+    callId,
+    localTag,
+    remoteTag,
+    localParty: '',
+    remoteParty: '',
+    remoteTarget: '',
+    routeSet: [],
+    localSeq: 1,
+    transport: 'udp',
+    destination: { host: '127.0.0.1', port: 5060 },
+  });
+}
+
 const enqueued = (m: FakeMedia) => m.enqueued.map((b) => [...b]);
 
 describe('warm transfer by a consult leg', () => {
@@ -245,6 +261,36 @@ describe('warm transfer by a consult leg', () => {
     expect(w.record(callId).participants.at(-1)).toMatchObject({ status: 'left' });
   });
 
+  it('no RTP from the target: during the consult it is BYEd and the agent is back with the callee; once merged the call ends transferred', async () => {
+    const calls = w.makeCalls();
+    const first = await consultAsked(calls);
+    await targetAnswers(first.target);
+    first.targetMedia.emit('inactive', { silentForMs: 30_000 });
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(first.target.byes).toHaveLength(1);
+    expect(first.targetMedia.closed).toBe(1);
+    expect(w.record(first.callId)).toMatchObject({ status: 'in_call' });
+    expect(w.record(first.callId).transferAttempts?.[0]).toMatchObject({
+      transferFailedReason: 'target_hung_up',
+    });
+
+    void calls.transfer(w.companyId, first.callId, { destination: TARGET, transferMode: 'warm' });
+    await vi.advanceTimersByTimeAsync(0);
+    const second = w.legs[2]!;
+    await targetAnswers(second);
+    await calls.consult(w.companyId, first.callId, 'merge');
+    w.medias[2]!.emit('inactive', { silentForMs: 30_000 });
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(second.byes).toHaveLength(1);
+    expect(first.leg.byes).toHaveLength(1);
+    expect(w.record(first.callId)).toMatchObject({
+      status: 'transferred',
+      endCallReason: 'call_transferred',
+    });
+  });
+
   it('the callee hangs up during the consult: the target BYEd, both media closed, the call ends completed with the attempt aborted', async () => {
     const calls = w.makeCalls();
     const { callId, leg, target } = await consultAsked(calls);
@@ -261,6 +307,66 @@ describe('warm transfer by a consult leg', () => {
       expect.objectContaining({ status: 'aborted', transferFailedReason: 'call_ended' }),
     ]);
     expect(r.participants.at(-1)).toMatchObject({ type: 'transfer', status: 'left' });
+  });
+
+  it('attended, merge: bridged at once, then a REFER with Replaces naming our dialog with the target; NOTIFY 200 → both our legs BYEd, transferred via refer', async () => {
+    const calls = w.makeCalls();
+    const { callId, leg, target } = await consultAsked(calls, { transferMode: 'attended' });
+    confirmDialog(target, 'b2@gw', 'ours', 'theirs');
+    await targetAnswers(target);
+    leg.referScript = {
+      progress: [{ status: 100, reason: 'Trying' }],
+      outcome: { kind: 'transferred', status: 200, reason: 'OK' },
+    };
+    await calls.consult(w.companyId, callId, 'merge');
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(leg.refers.map((r) => r.request)).toEqual([
+      {
+        referTo: `sip:${TARGET}@carrier.example:5060?Replaces=b2%40gw%3Bto-tag%3Dtheirs%3Bfrom-tag%3Dours`,
+        referredBy: '<sip:+12125550100@carrier.example>',
+      },
+    ]);
+    expect(leg.byes).toHaveLength(1);
+    expect(target.byes).toHaveLength(1);
+    const r = w.record(callId);
+    expect(r).toMatchObject({ status: 'transferred', endCallReason: 'call_transferred' });
+    expect(r.transferringDetails).toMatchObject({
+      transferMode: 'attended',
+      transferringStatus: 'success',
+      consultPhase: 'merged',
+      via: 'refer',
+      referTo: expect.stringContaining('?Replaces='),
+      referAcceptedAt: expect.any(String),
+      sipStatus: 200,
+    });
+    expect(r.transferAttempts).toEqual([
+      expect.objectContaining({ status: 'success', via: 'refer', consultPhase: 'merged' }),
+    ]);
+  });
+
+  it('attended, merge: the callee refuses the REFER with Replaces (405) → the gateway keeps the bridge (referRefusedStatus 405)', async () => {
+    const calls = w.makeCalls();
+    const { callId, leg, target, calleeMedia, targetMedia } = await consultAsked(calls, {
+      transferMode: 'attended',
+    });
+    confirmDialog(target, 'b3@gw', 'a', 'b');
+    await targetAnswers(target);
+    leg.referScript = { outcome: { kind: 'refused', status: 405, reason: 'Method Not Allowed' } };
+    await calls.consult(w.companyId, callId, 'merge');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(leg.refers).toHaveLength(1);
+    expect(leg.byes).toHaveLength(0);
+    calleeMedia.receive([0x31]);
+    expect(enqueued(targetMedia).at(-1)).toEqual([0x31]);
+    const r = w.record(callId);
+    expect(r.status).toBe('transferring');
+    expect(r.transferringDetails).toMatchObject({
+      transferringStatus: 'success',
+      via: 'bridge',
+      referRefusedStatus: 405,
+      consultPhase: 'merged',
+    });
   });
 
   it('an outbound route matches the target: dialed through its trunk with a caller ID it may present; routedVia, outboundRouteId, outboundTrunkId on the details', async () => {

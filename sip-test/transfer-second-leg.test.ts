@@ -15,6 +15,7 @@
 //     takes it (NOTIFY 100, 200): both our legs BYEd, transferred via refer.
 import { describe, expect, it } from 'vitest';
 import type { AgentSession } from '../test/agents/agent-server.js';
+import type { SippProcess } from './runner/sipp-runner.js';
 import { useTransferDaemon } from './support/transfer-harness.js';
 
 const daemon = useTransferDaemon();
@@ -89,6 +90,36 @@ async function answeredWithTarget(o: {
   return { callee, target, targetTrunk, callId, session };
 }
 
+/**
+ * The call's final record once it has ended, every SIPp done with exit 0,
+ * its transfer fields logged (the closing note quotes them).
+ */
+async function finalRecord(label: string, callId: string, sipps: SippProcess[]) {
+  const r = await daemon.gw.waitFor(callId, undefined, 10_000);
+  for (const sipp of sipps) {
+    const done = await sipp.done;
+    expect(done.code, done.errors).toBe(0);
+  }
+  const { status, endCallReason, networkQuality, transferringDetails, transferAttempts } = r;
+  const transferParticipant = r.participants.find((p: any) => p.type === 'transfer');
+  console.log(
+    `${label}:`,
+    JSON.stringify(
+      {
+        status,
+        endCallReason,
+        networkQuality,
+        transferringDetails,
+        transferAttempts,
+        transferParticipant,
+      },
+      null,
+      1,
+    ),
+  );
+  return { r, transferParticipant };
+}
+
 describe('transfers by a second leg through the daemon (SIPp callee and SIPp target)', () => {
   it('callee refuses REFER 405 → bridging → the target answers: bridged, RTP both ways; our hangup BYEs both: transferred / call_transferred', async () => {
     const { callee, target, targetTrunk, callId, session } = await answeredWithTarget({
@@ -108,27 +139,10 @@ describe('transfers by a second leg through the daemon (SIPp callee and SIPp tar
     expect((await daemon.gw.get(callId)).status).toBe('transferring');
     await new Promise((r) => setTimeout(r, 2000));
     await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
-    const r = await daemon.gw.waitFor(callId, undefined, 10_000);
-    for (const sipp of [callee, target]) {
-      const done = await sipp.done;
-      expect(done.code, done.errors).toBe(0);
-    }
-    const targetParticipant = r.participants.find((p: any) => p.type === 'transfer');
-    console.log(
-      'bridged:',
-      JSON.stringify(
-        {
-          status: r.status,
-          endCallReason: r.endCallReason,
-          networkQuality: r.networkQuality,
-          transferringDetails: r.transferringDetails,
-          transferAttempts: r.transferAttempts,
-          transferParticipant: targetParticipant,
-        },
-        null,
-        1,
-      ),
-    );
+    const { r, transferParticipant: targetParticipant } = await finalRecord('bridged', callId, [
+      callee,
+      target,
+    ]);
     expect(r).toMatchObject({ status: 'transferred', endCallReason: 'call_transferred' });
     expect(r.transferringDetails).toMatchObject({
       transferringStatus: 'success',
@@ -177,21 +191,9 @@ describe('transfers by a second leg through the daemon (SIPp callee and SIPp tar
     await new Promise((r) => setTimeout(r, 600));
     expect(session.inboundAudio().length).toBeGreaterThan(before + 1600);
     await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
-    const r = await daemon.gw.waitFor(callId, undefined, 10_000);
-    const calleeResult = await callee.done;
-    expect(calleeResult.code, calleeResult.errors).toBe(0);
-    console.log(
-      'target busy:',
-      JSON.stringify(
-        {
-          status: r.status,
-          transferringDetails: r.transferringDetails,
-          transferAttempts: r.transferAttempts,
-        },
-        null,
-        1,
-      ),
-    );
+    const { r, transferParticipant: targetParticipant } = await finalRecord('target busy', callId, [
+      callee,
+    ]);
     expect(r.status).toBe('answered');
     expect(r.transferringDetails).toMatchObject({
       transferringStatus: 'failed',
@@ -208,7 +210,7 @@ describe('transfers by a second leg through the daemon (SIPp callee and SIPp tar
         sipStatus: 486,
       }),
     ]);
-    expect(r.participants.find((p: any) => p.type === 'transfer')).toMatchObject({
+    expect(targetParticipant).toMatchObject({
       status: 'rejected',
     });
     expect(transferEvents(session).map(([s]) => s)).toEqual(['transferring', 'failed']);
@@ -249,29 +251,10 @@ describe('transfers by a second leg through the daemon (SIPp callee and SIPp tar
     await new Promise((r) => setTimeout(r, 2000));
     const relay = await relayLatency();
     await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
-    const r = await daemon.gw.waitFor(callId, undefined, 10_000);
-    for (const sipp of [callee, target]) {
-      const done = await sipp.done;
-      expect(done.code, done.errors).toBe(0);
-    }
-    const targetParticipant = r.participants.find((p: any) => p.type === 'transfer');
-    console.log(
-      'warm merge:',
-      JSON.stringify(
-        {
-          status: r.status,
-          endCallReason: r.endCallReason,
-          networkQuality: r.networkQuality,
-          transferringDetails: r.transferringDetails,
-          transferAttempts: r.transferAttempts,
-          transferParticipant: targetParticipant,
-          relayLatencyMs: relay,
-          relayedFramesWhileMerged: relay.count - relayedBefore,
-        },
-        null,
-        1,
-      ),
-    );
+    const { r, transferParticipant: targetParticipant } = await finalRecord('warm merge', callId, [
+      callee,
+      target,
+    ]);
     expect(r).toMatchObject({ status: 'transferred', endCallReason: 'call_transferred' });
     expect(r.transferringDetails).toMatchObject({
       transferMode: 'warm',
@@ -322,21 +305,9 @@ describe('transfers by a second leg through the daemon (SIPp callee and SIPp tar
     await new Promise((r) => setTimeout(r, 1200));
     expect(longestRun(session.inboundAudio().subarray(heard), 0x22)).toBeGreaterThanOrEqual(800);
     session.send({ event: 'hangup' });
-    const r = await daemon.gw.waitFor(callId, undefined, 10_000);
-    const calleeDone = await callee.done;
-    expect(calleeDone.code, calleeDone.errors).toBe(0);
-    console.log(
-      'warm cancel:',
-      JSON.stringify(
-        {
-          status: r.status,
-          transferringDetails: r.transferringDetails,
-          transferAttempts: r.transferAttempts,
-        },
-        null,
-        1,
-      ),
-    );
+    const { r, transferParticipant: targetParticipant } = await finalRecord('warm cancel', callId, [
+      callee,
+    ]);
     expect(r.status).toBe('answered');
     expect(r.transferringDetails).toMatchObject({
       transferringStatus: 'aborted',
@@ -351,7 +322,7 @@ describe('transfers by a second leg through the daemon (SIPp callee and SIPp tar
         consultPhase: 'cancelled',
       }),
     ]);
-    expect(r.participants.find((p: any) => p.type === 'transfer')).toMatchObject({
+    expect(targetParticipant).toMatchObject({
       status: 'left',
     });
     expect(transferEvents(session)).toEqual([
@@ -380,24 +351,11 @@ describe('transfers by a second leg through the daemon (SIPp callee and SIPp tar
     const merged = await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/transfer/merge`);
     expect(merged.status).toBe(200);
     expect(merged.json).toMatchObject({ transferringStatus: 'success', consultPhase: 'merged' });
-    const r = await daemon.gw.waitFor(callId, undefined, 10_000);
-    for (const sipp of [callee, target]) {
-      const done = await sipp.done;
-      expect(done.code, done.errors).toBe(0);
-    }
-    console.log(
-      'attended:',
-      JSON.stringify(
-        {
-          status: r.status,
-          endCallReason: r.endCallReason,
-          transferringDetails: r.transferringDetails,
-          transferAttempts: r.transferAttempts,
-        },
-        null,
-        1,
-      ),
-    );
+    const { r, transferParticipant: targetParticipant } = await finalRecord('attended', callId, [
+      callee,
+      target,
+    ]);
+    expect(targetParticipant).toMatchObject({ status: 'left', joinedAt: expect.any(String) });
     expect(r).toMatchObject({ status: 'transferred', endCallReason: 'call_transferred' });
     expect(r.transferringDetails).toMatchObject({
       transferMode: 'attended',

@@ -117,4 +117,42 @@ describe('kill -9 with answered calls: every dialog gets a BYE after the restart
       `zombie dialogs: ${N} calls, kill -9, restart; ${byes.size} BYEs answered at the far end ${tookMs} ms after the kill (restart included)`,
     );
   }, 180_000);
+
+  it('a transfer bridged by the gateway, kill -9, restart: the callee and the target each get a BYE', async () => {
+    const callee = await farEnds.start('uas-daemon-refer-405.xml', { timeoutSec: 60 });
+    const target = await farEnds.start('uas-200-wait-bye-from-us.xml', { timeoutSec: 60 });
+    const env = { ...ENV, GATEWAY_SIP_PORT: String(await allocatePort()) };
+    const gw = await startGateway(env);
+    gateways.push(gw);
+    const targetTrunk = await gw.trunk(target.port, { isDefault: false });
+    const route = await gw.api('POST', '/api/v1/phones/outbound-routes', {
+      prefix: '+14155550128',
+      sipTrunkId: targetTrunk,
+    });
+    expect(route.status).toBe(201);
+    const callId = await gw.call(await gw.trunk(callee.port), '+12125554700');
+    await gw.waitFor(callId, 'in_call', 30_000);
+    const res = await gw.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
+      destination: '+14155550128',
+      fallbackToBridge: true,
+    });
+    expect(res.json).toMatchObject({ transferringStatus: 'success', via: 'bridge' });
+    const db = new Database(gw.daemon.dbPath, { readonly: true, fileMustExist: true });
+    const legs = db.prepare('SELECT leg FROM live_dialogs ORDER BY leg').all();
+    db.close();
+    expect(legs).toEqual([{ leg: 'callee' }, { leg: 'transfer_target' }]);
+
+    await gw.daemon.stop('SIGKILL');
+    const again = await restartGateway(gw, env);
+    gateways.push(again);
+    for (const sipp of [callee, target]) {
+      const done = await sipp.done;
+      expect(done.code, `${done.errors}\n${done.output.slice(-2000)}`).toBe(0);
+      expect(byeCallIds(done.messages).size).toBe(1);
+    }
+    expect(await again.get(callId)).toMatchObject({
+      status: 'failed_during_call',
+      endDetail: 'dialog_ended_after_restart',
+    });
+  }, 120_000);
 });

@@ -10,6 +10,7 @@ import { LIVE_STATUSES, type CallStatus } from '../model/call-status.js';
 import type { CallDispatcher } from './call-service.js';
 import { CallSession, type CallSessionDeps } from './session/call-session.js';
 import type { DialogSnapshot } from './ports/signaling-port.js';
+import type { DialogLeg } from './ports/call-store.js';
 import { finishOrphan } from './session/orphan.js';
 import type { TransferBody, TransferResult } from './transfer/transfer-request.js';
 
@@ -120,7 +121,7 @@ export class Dialer implements CallDispatcher {
     }
     for (const rec of store.calls.findByStatus(['to_be_processed'])) this.accepted(rec);
     this.deps.onScheduled?.();
-    for (const { callRecordId, dialog } of left) this.endLeftDialog(callRecordId, dialog);
+    for (const { callRecordId, leg, dialog } of left) this.endLeftDialog(callRecordId, leg, dialog);
     if (left.length > 0)
       this.deps.log.warn({ dialogs: left.length }, 'dialogs left by a crash: sending BYE');
   }
@@ -131,11 +132,11 @@ export class Dialer implements CallDispatcher {
   }
 
   /** BYE for a dialog a crash left behind (RFC 3261 §15); forgotten once answered or timed out. */
-  private endLeftDialog(recordId: string, dialog: DialogSnapshot): void {
+  private endLeftDialog(recordId: string, leg: DialogLeg, dialog: DialogSnapshot): void {
     const { store, signaling, log } = this.deps;
     const forget = () => {
       try {
-        store.dialogs.remove(recordId);
+        store.dialogs.remove(recordId, leg);
       } catch (err) {
         log.warn({ err }, 'ended dialog not forgotten');
       }

@@ -20,8 +20,12 @@ export interface StoredDialog {
   destination: { host: string; port: number };
 }
 
+/** Which of a call's dialogs: the callee's, or a transfer target's (issue 24). */
+export type DialogLeg = 'callee' | 'transfer_target';
+
 interface Row {
   call_record_id: string;
+  leg: DialogLeg;
   sip_call_id: string;
   local_tag: string;
   remote_tag: string;
@@ -41,12 +45,12 @@ export class SqliteLiveDialogRepository {
   constructor(private readonly db: Db) {
     this.stmts = {
       upsert:
-        db.prepare(`INSERT INTO live_dialogs (call_record_id, sip_call_id, local_tag, remote_tag,
+        db.prepare(`INSERT INTO live_dialogs (call_record_id, leg, sip_call_id, local_tag, remote_tag,
           local_party, remote_party, remote_target, route_set, local_cseq, transport, dest_host, dest_port,
           created_at, modified_at)
-        VALUES (@recordId, @callId, @localTag, @remoteTag, @localParty, @remoteParty, @remoteTarget,
+        VALUES (@recordId, @leg, @callId, @localTag, @remoteTag, @localParty, @remoteParty, @remoteTarget,
           @routeSet, @localSeq, @transport, @host, @port, @at, @at)
-        ON CONFLICT(call_record_id) DO UPDATE SET sip_call_id = excluded.sip_call_id,
+        ON CONFLICT(call_record_id, leg) DO UPDATE SET sip_call_id = excluded.sip_call_id,
           local_tag = excluded.local_tag, remote_tag = excluded.remote_tag,
           local_party = excluded.local_party, remote_party = excluded.remote_party,
           remote_target = excluded.remote_target, route_set = excluded.route_set,
@@ -54,15 +58,17 @@ export class SqliteLiveDialogRepository {
           dest_host = excluded.dest_host, dest_port = excluded.dest_port,
           modified_at = excluded.modified_at`),
       remove: db.prepare('DELETE FROM live_dialogs WHERE call_record_id = ?'),
-      list: db.prepare('SELECT * FROM live_dialogs ORDER BY created_at, call_record_id'),
+      removeLeg: db.prepare('DELETE FROM live_dialogs WHERE call_record_id = ? AND leg = ?'),
+      list: db.prepare('SELECT * FROM live_dialogs ORDER BY created_at, call_record_id, leg'),
     };
   }
 
-  /** Keeps (or replaces) the live dialog of a call record. */
-  save(callRecordId: string, d: StoredDialog, at: string): void {
+  /** Keeps (or replaces) a live dialog of a call record: the callee's unless `leg` says otherwise. */
+  save(callRecordId: string, d: StoredDialog, at: string, leg: DialogLeg = 'callee'): void {
     withoutFsync(this.db, () =>
       this.stmts.upsert.run({
         recordId: callRecordId,
+        leg,
         callId: d.callId,
         localTag: d.localTag,
         remoteTag: d.remoteTag,
@@ -79,15 +85,18 @@ export class SqliteLiveDialogRepository {
     );
   }
 
-  /** The call's dialog is over (BYE sent or received): nothing to end after a crash. */
-  remove(callRecordId: string): void {
-    withoutFsync(this.db, () => this.stmts.remove.run(callRecordId));
+  /** A dialog is over (BYE sent or received): `leg`'s, or without it every one of the record's. */
+  remove(callRecordId: string, leg?: DialogLeg): void {
+    withoutFsync(this.db, () =>
+      leg ? this.stmts.removeLeg.run(callRecordId, leg) : this.stmts.remove.run(callRecordId),
+    );
   }
 
   /** Every dialog kept: at start-up, those a crash left behind. */
-  list(): Array<{ callRecordId: string; dialog: StoredDialog }> {
+  list(): Array<{ callRecordId: string; leg: DialogLeg; dialog: StoredDialog }> {
     return (this.stmts.list.all() as Row[]).map((r) => ({
       callRecordId: r.call_record_id,
+      leg: r.leg,
       dialog: {
         callId: r.sip_call_id,
         localTag: r.local_tag,

@@ -2,7 +2,7 @@
 // never edited once released: add a new one.
 import type { Db } from './database.js';
 
-const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
     version: 1,
     sql: `
@@ -167,6 +167,39 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
         created_at TEXT NOT NULL,
         modified_at TEXT NOT NULL
       );
+    `,
+  },
+  {
+    // Issue 24: a transfer target dialed by the gateway is a second dialog of
+    // the same call; both are kept so that a restart after a crash BYEs both.
+    version: 4,
+    sql: `
+      CREATE TABLE live_dialogs_v4 (
+        call_record_id TEXT NOT NULL REFERENCES calls(id) ON DELETE CASCADE,
+        leg TEXT NOT NULL DEFAULT 'callee' CHECK (leg IN ('callee', 'transfer_target')),
+        sip_call_id TEXT NOT NULL,
+        local_tag TEXT NOT NULL,
+        remote_tag TEXT NOT NULL,
+        local_party TEXT NOT NULL,
+        remote_party TEXT NOT NULL,
+        remote_target TEXT NOT NULL,
+        route_set TEXT NOT NULL,
+        local_cseq INTEGER NOT NULL,
+        transport TEXT NOT NULL CHECK (transport IN ('udp', 'tcp')),
+        dest_host TEXT NOT NULL,
+        dest_port INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        modified_at TEXT NOT NULL,
+        PRIMARY KEY (call_record_id, leg)
+      );
+      INSERT INTO live_dialogs_v4 (call_record_id, sip_call_id, local_tag, remote_tag, local_party,
+        remote_party, remote_target, route_set, local_cseq, transport, dest_host, dest_port,
+        created_at, modified_at)
+        SELECT call_record_id, sip_call_id, local_tag, remote_tag, local_party, remote_party,
+          remote_target, route_set, local_cseq, transport, dest_host, dest_port, created_at,
+          modified_at FROM live_dialogs;
+      DROP TABLE live_dialogs;
+      ALTER TABLE live_dialogs_v4 RENAME TO live_dialogs;
     `,
   },
 ];

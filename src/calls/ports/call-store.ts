@@ -82,13 +82,16 @@ export interface DocumentReader<T> {
  * end them with BYE. One writer: the call's session (the leg's owner).
  */
 export interface LiveDialogRepository {
-  /** Keeps (or replaces) the call record's confirmed dialog. */
-  save(callRecordId: string, dialog: DialogSnapshot, at: string): void;
-  /** The dialog is over (BYE sent or received). */
-  remove(callRecordId: string): void;
+  /** Keeps (or replaces) a confirmed dialog of the call record: the callee's unless `leg` says otherwise. */
+  save(callRecordId: string, dialog: DialogSnapshot, at: string, leg?: DialogLeg): void;
+  /** A dialog is over (BYE sent or received): `leg`'s, or without it every one of the record's. */
+  remove(callRecordId: string, leg?: DialogLeg): void;
   /** Every dialog kept: at start-up, those a crash left behind. */
-  list(): Array<{ callRecordId: string; dialog: DialogSnapshot }>;
+  list(): Array<{ callRecordId: string; leg: DialogLeg; dialog: DialogSnapshot }>;
 }
+
+/** Which of a call's dialogs: the callee's, or a transfer target's dialed by the gateway (issue 24). */
+export type DialogLeg = 'callee' | 'transfer_target';
 
 export interface CallStore {
   unitOfWork: UnitOfWork;

@@ -305,6 +305,13 @@ export class SessionTransfers {
       {
         ringing: () => (this.run instanceof ConsultTransfer ? this.run.ringing() : undefined),
         targetEnded: () => this.targetEnded(),
+        dialog: (d) => {
+          try {
+            this.host.store.dialogs.save(rec.id, d, this.host.writer.now(), 'transfer_target');
+          } catch (err) {
+            this.host.log.error({ err }, 'target dialog not kept: a crash now would leave it');
+          }
+        },
       },
       () => this.host.writer.now(),
     );
@@ -349,6 +356,11 @@ export class SessionTransfers {
     if (!bridge) return;
     this.bridge = undefined;
     const quality = await bridge.end();
+    try {
+      this.host.store.dialogs.remove(this.host.writer.current.id, 'transfer_target');
+    } catch (err) {
+      this.host.log.warn({ err }, 'ended target dialog not forgotten');
+    }
     try {
       this.run?.targetLeft(quality);
     } catch (err) {

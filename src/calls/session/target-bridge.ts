@@ -35,6 +35,8 @@ export interface BridgeHooks {
   ringing?(): void;
   /** The target hung up (or its leg failed) after the answer. */
   targetEnded(): void;
+  /** The target's dialog confirmed or changed: keep it for a BYE after a crash. */
+  dialog?(dialog: DialogSnapshot): void;
 }
 
 export class TargetBridge {
@@ -137,6 +139,7 @@ export class TargetBridge {
             },
             onDialog: (d) => {
               this.dialog = d;
+              this.hooks.dialog?.(d);
             },
           });
           this.leg = leg;

@@ -2,34 +2,18 @@ import { createSocket } from 'node:dgram';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ALAW_DECODE, encodeUlawSample, ULAW_TO_ALAW } from './g711.js';
 import type { MediaConfig } from './media-config.js';
-import { MediaEngine } from './media-engine.js';
 import { SPACING_BIN_MS } from './pacing-clock.js';
 import type { MediaSession } from './media-session.js';
 import type { ReceivedAudioFrame } from './media-types.js';
 import { createRtpHeader, parseRtpPacket } from './rtp-packet.js';
 import { testPortRange } from './test-support/port-range.js';
+import { useTestEngines } from './test-support/test-engines.js';
 import { sleep, until } from './test-support/wait.js';
 
-const engines: MediaEngine[] = [];
-
-function engine(config: Partial<MediaConfig> = {}): MediaEngine {
-  const e = new MediaEngine({
-    bindAddress: '127.0.0.1',
-    advertisedAddress: '127.0.0.1',
-    ...testPortRange(),
-    inactivityTimeoutSec: 0,
-    ...config,
-  });
-  engines.push(e);
-  return e;
-}
-
-afterEach(async () => {
-  await Promise.all(engines.splice(0).map((e) => e.close()));
-});
+const { engine, engines } = useTestEngines();
 
 /** A offers, B answers: a connected pair. */
 async function pair(

@@ -12,6 +12,7 @@ import type {
   AgentReport,
   AgentTranscriptLine,
   AgentTransferRequest,
+  ConsultAction,
   VoicemailVerdict,
 } from '../calls/ports/agent-link.js';
 import { openDatabase } from '../store/database.js';
@@ -120,6 +121,7 @@ interface Reports {
   results: AgentReport[];
   verdicts: VoicemailVerdict[];
   transfers: AgentTransferRequest[];
+  consults: ConsultAction[];
 }
 
 async function started(
@@ -147,13 +149,20 @@ async function started(
   );
   const media = new FakeMedia();
   const hangups: string[] = [];
-  const reports: Reports = { transcripts: [], results: [], verdicts: [], transfers: [] };
+  const reports: Reports = {
+    transcripts: [],
+    results: [],
+    verdicts: [],
+    transfers: [],
+    consults: [],
+  };
   bridge.start(media as unknown as MediaLeg, {
     hangup: (r) => hangups.push(r),
     transcript: (t) => reports.transcripts.push(t),
     result: (r) => reports.results.push(r),
     voicemail: (v) => reports.verdicts.push(v),
     transfer: (t) => reports.transfers.push(t),
+    consult: (a) => reports.consults.push(a),
   });
   await session.started();
   return { bridge, media, session, hangups, reports, record };
@@ -319,6 +328,28 @@ describe('AgentBridge', () => {
     await bridge.stop();
     bridge.transferStatus({ ...base, status: 'success' }); // after stop: nothing sent
     expect(session.messages.filter((m) => m.event === 'transfer')).toHaveLength(3);
+  });
+
+  it('merge, swap and cancel reach the session as consult actions, in order; a warm consult is told with its phase and whisper', async () => {
+    const { session, bridge, reports } = await started();
+    for (const event of ['merge', 'swap', 'cancel']) session.send({ event, streamSid: 'x' });
+    await waitUntil(() => reports.consults.length === 3);
+    expect(reports.consults).toEqual(['merge', 'swap', 'cancel']);
+    bridge.transferStatus({
+      destination: '+14155550124',
+      transferMode: 'warm',
+      status: 'pending_confirmation',
+      consultPhase: 'consulting_dest',
+      messageToPersonWantingToBeTransferred: 'A caller about invoice 42',
+    });
+    const told = await session.waitForEvent('transfer');
+    expect(told.transfer).toEqual({
+      destination: '+14155550124',
+      transferMode: 'warm',
+      status: 'pending_confirmation',
+      consultPhase: 'consulting_dest',
+      messageToPersonWantingToBeTransferred: 'A caller about invoice 42',
+    });
   });
 
   it('transcript and result are reported to the session as they come, in order', async () => {

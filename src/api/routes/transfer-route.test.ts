@@ -16,6 +16,8 @@ let onTransfer: (
   body: TransferBody,
 ) => ReturnType<NonNullable<CallDispatcher['transfer']>>;
 const asked: TransferBody[] = [];
+/** What the fake dialer does with a merge, cancel or swap (undefined: the call is not here). */
+let onConsult: NonNullable<CallDispatcher['consult']>;
 
 beforeEach(async () => {
   asked.length = 0;
@@ -36,9 +38,18 @@ beforeEach(async () => {
         asked.push(body);
         return onTransfer(record, body);
       },
+      consult: (record, action) => onConsult(record, action),
     },
   });
   acme = await gw.tenant('acme');
+  onConsult = (_r, action) =>
+    Promise.resolve({
+      transferringStatus: action === 'merge' ? 'success' : 'aborted',
+      transferMode: 'warm',
+      destination: '+14155550124',
+      consultPhase: action === 'merge' ? 'merged' : 'cancelled',
+      via: 'bridge',
+    });
 });
 afterEach(() => gw.close());
 
@@ -173,14 +184,14 @@ describe('POST /api/v1/phones/calls/{id}/transfer', () => {
     expect(b.json().error).toBe('callee_opted_out');
   });
 
-  it('a failed transfer is still a 200 with its reason (warm not supported yet)', async () => {
+  it('a failed transfer is still a 200 with its reason (a warm transfer to a SIP URI)', async () => {
     const callId = await liveCall();
     onTransfer = (_r, body) =>
       Promise.resolve({
         transferringStatus: 'failed',
         transferMode: body.transferMode ?? 'blind',
         destination: body.destination,
-        transferFailedReason: 'not_supported_yet',
+        transferFailedReason: 'consult_needs_a_number',
       });
     const res = await transfer(callId, {
       destination: 'sip:desk@pbx.example.com',
@@ -189,8 +200,37 @@ describe('POST /api/v1/phones/calls/{id}/transfer', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
       transferringStatus: 'failed',
-      transferFailedReason: 'not_supported_yet',
+      transferFailedReason: 'consult_needs_a_number',
     });
+  });
+
+  it('merge, cancel and swap answer the consult as it stands; 409 no_consult_in_progress; 400 for another action', async () => {
+    const callId = await liveCall('transferring');
+    const act = (action: string) =>
+      acme.request({ method: 'POST', url: `/api/v1/phones/calls/${callId}/transfer/${action}` });
+    const merged = await act('merge');
+    expect(merged.statusCode).toBe(200);
+    expect(merged.json()).toEqual({
+      callId,
+      transferringStatus: 'success',
+      transferMode: 'warm',
+      destination: '+14155550124',
+      consultPhase: 'merged',
+      via: 'bridge',
+    });
+    expect((await act('cancel')).json()).toMatchObject({ consultPhase: 'cancelled' });
+    onConsult = () => Promise.reject(new CallError('no_consult_in_progress', 'none'));
+    const none = await act('swap');
+    expect(none.statusCode).toBe(409);
+    expect(none.json()).toMatchObject({ error: 'no_consult_in_progress' });
+    onConsult = () => undefined;
+    expect((await act('merge')).statusCode).toBe(409);
+    const bad = await act('hold');
+    expect(bad.statusCode).toBe(400);
+    const doc = JSON.stringify(
+      (await gw.app.inject({ method: 'GET', url: '/openapi.json' })).json(),
+    );
+    expect(doc).toContain('/api/v1/phones/calls/{id}/transfer/{action}');
   });
 
   it('404 for a call of another company or none; 401 without a key', async () => {

@@ -114,7 +114,7 @@ describe('the dialog kept while the call is answered', () => {
     const { callId, leg } = await answeredCall(calls);
     const id = record(callId).id;
     expect(store.dialogs.list()).toEqual([
-      { callRecordId: id, dialog: snapshot({ callId: leg.callId }) },
+      { callRecordId: id, leg: 'callee', dialog: snapshot({ callId: leg.callId }) },
     ]);
     leg.request.onDialog?.(snapshot({ callId: leg.callId, localSeq: 5 }));
     expect(store.dialogs.list()[0]!.dialog.localSeq).toBe(5);

@@ -336,3 +336,53 @@ class SnapshotHistogram extends Histogram {
 function snake(camel: string): string {
   return camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
+
+/** The webhook worker's outcomes and the outbox's backlog (issue 25 item 6). */
+export function registerWebhookMetrics(
+  registry: Registry,
+  worker: { results: Record<string, number>; inFlightCount: number },
+  outbox: { backlog(nowMs: number): { pending: number; oldestAgeSeconds: number } },
+  clock: { now(): number },
+): void {
+  const registers = [registry];
+  new Counter({
+    name: 'gateway_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by result: delivered (2xx), retry (network error, 408, 429, 5xx: tried again later), failed (other answers, a refused address, or the retry window closed).',
+    labelNames: ['result'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [result, n] of Object.entries(worker.results)) this.inc({ result }, n);
+    },
+  });
+  let cached: { at: number; value: { pending: number; oldestAgeSeconds: number } } | undefined;
+  const backlog = () => {
+    const now = clock.now();
+    if (!cached || now - cached.at > 250) cached = { at: now, value: outbox.backlog(now) };
+    return cached.value;
+  };
+  new Gauge({
+    name: 'gateway_webhook_queue_depth',
+    help: 'Webhook deliveries pending (due now or waiting for a retry).',
+    registers,
+    collect() {
+      this.set(backlog().pending);
+    },
+  });
+  new Gauge({
+    name: 'gateway_webhook_oldest_pending_age_seconds',
+    help: "Age of the oldest pending delivery's event, seconds (0 when none is pending).",
+    registers,
+    collect() {
+      this.set(backlog().oldestAgeSeconds);
+    },
+  });
+  new Gauge({
+    name: 'gateway_webhook_in_flight',
+    help: 'Webhook requests in flight now.',
+    registers,
+    collect() {
+      this.set(worker.inFlightCount);
+    },
+  });
+}

@@ -1,5 +1,8 @@
 // The composition root: reads the config once, builds the adapters, wires
 // them, listens, and drains on SIGTERM/SIGINT.
+import { DeliveryWorker } from './webhooks/delivery-worker.js';
+import { DestinationGuard } from './webhooks/destination-guard.js';
+import { webhookSender as webhookSender_ } from './webhooks/webhook-sender.js';
 import { mkdirSync } from 'node:fs';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AccountService } from './accounts/account-service.js';
@@ -22,7 +25,7 @@ import { TrunkHealthTracker } from './calls/trunk-health.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config/config-schema.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
-import { registerGatewayMetrics } from './gateway-metrics.js';
+import { registerGatewayMetrics, registerWebhookMetrics } from './gateway-metrics.js';
 import { createLogger } from './logger.js';
 import { MediaEngine, WorkerMediaEngine } from './media/index.js';
 import { SPACING_BIN_MS } from './media/pacing-clock.js';
@@ -239,6 +242,27 @@ async function main(): Promise<void> {
     sip,
     trunks: trunkHealth,
   });
+  // Webhooks (issue 25): the outbox's deliveries sent by one worker, to public addresses only.
+  const webhookGuard = new DestinationGuard(config.webhooks.allowedNetworks);
+  const webhookSender = webhookSender_(webhookGuard, config.webhooks.timeoutMs);
+  const webhooks = new DeliveryWorker(
+    store.webhooks,
+    clock,
+    realTimers,
+    log.child({ component: 'webhooks' }),
+    {
+      pollIntervalMs: config.webhooks.pollIntervalMs,
+      concurrency: config.webhooks.concurrency,
+      retryWindowMs: config.webhooks.retryWindowHours * 3_600_000,
+      retryBaseMs: config.webhooks.retryBaseMs,
+      retentionMs: config.webhooks.retentionDays * 86_400_000,
+    },
+    webhookSender.send,
+  );
+  store.webhooks.onWritten = () => setImmediate(() => webhooks.poke());
+  webhooks.start();
+  registerWebhookMetrics(metrics, webhooks, store.webhooks, clock);
+
   const calls = new CallService(store, clock, {
     dispatcher: dialer,
     trunkHealth,
@@ -252,6 +276,12 @@ async function main(): Promise<void> {
     accounts,
     metrics,
     trunkHealth,
+    webhooks: {
+      allowHttp: config.webhooks.allowHttp,
+      secretOverlapSeconds: config.webhooks.secretOverlapSeconds,
+      guard: webhookGuard,
+      poke: () => webhooks.poke(),
+    },
     logger: log,
     readiness: {
       notReadyReason: () =>
@@ -301,6 +331,8 @@ async function main(): Promise<void> {
       safeLog('info', { signal, liveCalls: dialer.liveCalls }, 'shutting down');
       await scheduler.stop();
       await dialer.drain(config.http.shutdownGraceMs);
+      await webhooks.stop();
+      await webhookSender.close();
       await engine.close();
       await app.close();
       trunkHealth?.stop();

@@ -22,6 +22,7 @@ import { registerAgentRoutes } from './routes/agent-routes.js';
 import { registerCallRoutes } from './routes/call-routes.js';
 import { registerSystemRoutes, type Readiness } from './routes/system-routes.js';
 import { registerVoipSipRoutes, type TrunkHealthSource } from './routes/voip-sip-routes.js';
+import { registerWebhookRoutes, type WebhookRouteSettings } from './routes/webhook-routes.js';
 import { runUrgentWork } from '../urgent-work.js';
 
 export interface AppDeps {
@@ -38,6 +39,8 @@ export interface AppDeps {
   metrics: Registry;
   /** The OPTIONS monitor's view of each trunk; absent when pings are off (every trunk unknown). */
   trunkHealth?: TrunkHealthSource;
+  /** Webhook endpoints' rules (issue 25). */
+  webhooks: WebhookRouteSettings;
   logger?: Logger | false;
 }
 
@@ -127,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerCallRoutes(api, deps.calls, deps.store, deps.clock, deps.config);
     registerVoipSipRoutes(api, deps.store, deps.clock, deps.trunkHealth);
     registerAgentRoutes(api, deps.store, deps.clock);
+    registerWebhookRoutes(api, deps.store, deps.clock, deps.webhooks);
     registerAdminRoutes(api, deps.store, deps.accounts);
   });
   return app;

@@ -70,6 +70,11 @@ const base: Record<string, CatalogueEntry> = {
     status: 409,
     description: 'A transfer of this call is already in progress; one at a time.',
   },
+  invalid_webhook_url: {
+    status: 400,
+    description:
+      'A webhook URL that is not https (or http where allowed), carries credentials, or points at a loopback, private, link-local or metadata address.',
+  },
   no_consult_in_progress: {
     status: 409,
     description:

@@ -563,6 +563,85 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     min: 100,
     description: 'How often the watchdog looks for calls that stopped making progress.',
   },
+  // Webhooks (issue 25)
+  {
+    key: 'webhooks.allowHttp',
+    type: 'boolean',
+    default: false,
+    env: 'GATEWAY_WEBHOOKS_ALLOW_HTTP',
+    description: 'Accept http:// webhook URLs (https only when false).',
+  },
+  {
+    key: 'webhooks.allowedNetworks',
+    type: 'list',
+    default: [],
+    env: 'GATEWAY_WEBHOOKS_ALLOWED_NETWORKS',
+    description:
+      'CIDR blocks webhooks may be delivered to although they are not public unicast (e.g. 10.0.0.0/8); loopback, private, link-local and metadata addresses are refused otherwise, checked on every connection.',
+  },
+  {
+    key: 'webhooks.timeoutMs',
+    type: 'int',
+    default: 10000,
+    env: 'GATEWAY_WEBHOOKS_TIMEOUT_MS',
+    min: 100,
+    max: 120000,
+    description: 'Connect, headers and body timeout of one delivery.',
+  },
+  {
+    key: 'webhooks.retryWindowHours',
+    type: 'number',
+    default: 24,
+    env: 'GATEWAY_WEBHOOKS_RETRY_WINDOW_HOURS',
+    min: 0.001,
+    max: 720,
+    description:
+      'A delivery is tried again (network errors, 408, 429, 5xx) until this long after its event; then failed.',
+  },
+  {
+    key: 'webhooks.retryBaseMs',
+    type: 'int',
+    default: 5000,
+    env: 'GATEWAY_WEBHOOKS_RETRY_BASE_MS',
+    min: 10,
+    max: 3600000,
+    description:
+      'First retry delay; each next one doubles (capped at one hour), ±20 % jitter; a longer Retry-After wins.',
+  },
+  {
+    key: 'webhooks.concurrency',
+    type: 'int',
+    default: 16,
+    env: 'GATEWAY_WEBHOOKS_CONCURRENCY',
+    min: 1,
+    max: 256,
+    description: 'Deliveries in flight at once.',
+  },
+  {
+    key: 'webhooks.pollIntervalMs',
+    type: 'int',
+    default: 1000,
+    env: 'GATEWAY_WEBHOOKS_POLL_INTERVAL_MS',
+    min: 10,
+    description:
+      'How often the outbox is read for retries that came due (new events are sent at once).',
+  },
+  {
+    key: 'webhooks.retentionDays',
+    type: 'number',
+    default: 7,
+    env: 'GATEWAY_WEBHOOKS_RETENTION_DAYS',
+    min: 0.001,
+    description: 'Delivered and failed deliveries (and their events) are deleted after this long.',
+  },
+  {
+    key: 'webhooks.secretOverlapSeconds',
+    type: 'int',
+    default: 86400,
+    env: 'GATEWAY_WEBHOOKS_SECRET_OVERLAP_SECONDS',
+    min: 0,
+    description: 'After rotate-secret, the old secret still signs (beside the new one) this long.',
+  },
 ];
 
 export interface Config {
@@ -633,5 +712,16 @@ export interface Config {
     defaultMaxDurationSeconds: number;
     stuckAfterSeconds: number;
     watchdogIntervalMs: number;
+  };
+  webhooks: {
+    allowHttp: boolean;
+    allowedNetworks: string[];
+    timeoutMs: number;
+    retryWindowHours: number;
+    retryBaseMs: number;
+    concurrency: number;
+    pollIntervalMs: number;
+    retentionDays: number;
+    secretOverlapSeconds: number;
   };
 }

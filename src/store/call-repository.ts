@@ -30,10 +30,20 @@ const COLUMN_KEYS = [
 ] as const;
 const COLUMNS: ReadonlySet<string> = new Set(COLUMN_KEYS);
 
+/** Told of every change inside its transaction (the webhook outbox: issue 25). */
+export type CallChangeListener = (
+  before: CallRecord | undefined,
+  after: CallRecord,
+  at: string,
+) => void;
+
 export class SqliteCallRepository {
   private readonly stmts;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly onChange: CallChangeListener = () => undefined,
+  ) {
     this.stmts = {
       insert:
         db.prepare(`INSERT INTO calls (id, call_id, company_id, phone_number, agent_id, status, scheduled_at, created_at, modified_at, data)
@@ -57,6 +67,7 @@ export class SqliteCallRepository {
     this.db.transaction(() => {
       this.stmts.insert.run(toParams(record));
       this.stmts.addEvent.run(record.id, record.id, record.createdAt, record.status, null);
+      this.onChange(undefined, record, record.createdAt);
     })();
     return record;
   }
@@ -96,6 +107,7 @@ export class SqliteCallRepository {
       if (patch.status !== undefined && patch.status !== current.status) {
         this.stmts.addEvent.run(id, id, at, patch.status, opts.detail ?? null);
       }
+      this.onChange(current, next, at);
       return next;
     };
     const changesStatus =

@@ -202,6 +202,51 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE live_dialogs_v4 RENAME TO live_dialogs;
     `,
   },
+  {
+    // Issue 25: webhook endpoints and the outbox of their events. An event and
+    // its deliveries are written in the transaction of the change they report.
+    version: 5,
+    sql: `
+      CREATE TABLE webhook_endpoints (
+        id TEXT PRIMARY KEY,
+        company_id TEXT NOT NULL REFERENCES companies(id) ON DELETE CASCADE,
+        url TEXT NOT NULL,
+        event_types TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        description TEXT,
+        secret TEXT NOT NULL,
+        previous_secret TEXT,
+        previous_secret_expires_at TEXT,
+        created_at TEXT NOT NULL,
+        modified_at TEXT NOT NULL
+      );
+      CREATE INDEX webhook_endpoints_company ON webhook_endpoints (company_id);
+      CREATE TABLE webhook_events (
+        id TEXT PRIMARY KEY,
+        company_id TEXT NOT NULL,
+        record_id TEXT,
+        type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE webhook_deliveries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+        event_id TEXT NOT NULL REFERENCES webhook_events(id) ON DELETE CASCADE,
+        record_id TEXT,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed', 'cancelled')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER,
+        last_response_code INTEGER,
+        last_error TEXT,
+        created_at TEXT NOT NULL,
+        delivered_at TEXT
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+      CREATE INDEX webhook_deliveries_order ON webhook_deliveries (endpoint_id, record_id, status, id);
+      CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

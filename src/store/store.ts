@@ -9,6 +9,7 @@ import { SqliteLiveDialogRepository } from './live-dialog-repository.js';
 import type { Agent, OutboundRoute, SipTrunk, VoipPhone } from '../model/entities.js';
 import { SqliteOptOutRepository } from './opt-out-repository.js';
 import { SqliteScheduleRepository } from './schedule-repository.js';
+import { SqliteWebhookRepository } from './webhook-repository.js';
 
 export interface Store {
   db: Db;
@@ -25,10 +26,16 @@ export interface Store {
   schedules: SqliteScheduleRepository;
   callHistory: SqliteCallHistoryRepository;
   dialogs: SqliteLiveDialogRepository;
+  /** Webhook endpoints and the outbox of their events (issue 25). */
+  webhooks: SqliteWebhookRepository;
 }
 
 export function createStore(db: Db): Store {
-  const calls = new SqliteCallRepository(db);
+  const webhooks = new SqliteWebhookRepository(db);
+  // Each change of a call record writes the events it reports in its own transaction.
+  const calls = new SqliteCallRepository(db, (before, after, at) =>
+    webhooks.recordCallChange(before, after, at),
+  );
   return {
     db,
     unitOfWork: { run: (fn) => db.transaction(fn)() },
@@ -43,5 +50,6 @@ export function createStore(db: Db): Store {
     schedules: new SqliteScheduleRepository(db),
     callHistory: new SqliteCallHistoryRepository(db, calls),
     dialogs: new SqliteLiveDialogRepository(db),
+    webhooks,
   };
 }

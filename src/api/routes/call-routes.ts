@@ -1,4 +1,5 @@
 // [Calls]: initiate, read, query and hang up calls; opt-outs.
+import { callView } from '../../model/call-view.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -6,7 +7,6 @@ import type { Clock } from '../../clock.js';
 import { CALL_STATUSES } from '../../model/call-status.js';
 import type { CallService } from '../../calls/call-service.js';
 import { toE164 } from '../../calls/initiate-call-request.js';
-import type { CallRecord } from '../../model/call-record.js';
 import type { Store } from '../../store/store.js';
 import { ApiError } from '../error-catalogue.js';
 import { InitiateCallBodySchema } from '../../calls/intake/initiate-call-body.js';
@@ -99,12 +99,6 @@ const ConsultActionParams = Type.Object({
   action: stringEnum(['merge', 'cancel', 'swap'] as const),
 });
 const NumberParams = Type.Object({ number: Type.String({ description: 'E.164.' }) });
-
-/** The record as the API shows it: internal routing details left out. */
-export function callView(r: CallRecord): Record<string, unknown> {
-  const { routing: _routing, ...rest } = r;
-  return rest;
-}
 
 export function registerCallRoutes(
   app: FastifyInstance,

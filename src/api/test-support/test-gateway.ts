@@ -1,5 +1,6 @@
 // An in-process gateway for API tests: :memory: SQLite, a manual clock, and
 // helpers to create companies, keys, trunks and agents.
+import { DestinationGuard } from '../../webhooks/destination-guard.js';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Registry } from 'prom-client';
 import { AccountService, type NewApiKey, type PlanLimits } from '../../accounts/account-service.js';
@@ -39,6 +40,7 @@ export async function startTestGateway(
     bodyLimitBytes?: number;
     dispatcher?: CallDispatcher;
     shedding?: Partial<LoadSheddingConfig>;
+    webhooks?: { allowHttp?: boolean; allowedNetworks?: string[] };
   } = {},
 ): Promise<TestGateway> {
   const store = createStore(openDatabase(':memory:'));
@@ -46,6 +48,11 @@ export async function startTestGateway(
   const accounts = new AccountService(store, clock);
   const calls = new CallService(store, clock, { dispatcher: opts.dispatcher });
   const app = await buildApp({
+    webhooks: {
+      allowHttp: opts.webhooks?.allowHttp ?? false,
+      secretOverlapSeconds: 3600,
+      guard: new DestinationGuard(opts.webhooks?.allowedNetworks ?? []),
+    },
     config: {
       bodyLimitBytes: opts.bodyLimitBytes ?? 65536,
       trustProxy: false,

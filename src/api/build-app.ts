@@ -1,4 +1,5 @@
 // Builds the fastify app from its dependencies. Only main.ts listens.
+import { webhookDocs } from './webhook-openapi.js';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -88,7 +89,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
+      webhooks: webhookDocs(),
       info: {
         title: 'Outbound AI call gateway',
         version: '1.0.0',

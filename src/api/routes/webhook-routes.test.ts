@@ -2,6 +2,7 @@
 // the URL rules, PATCH and DELETE, deliveries and retry, another company's
 // endpoints out of reach, and the Workflows operation group.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WEBHOOK_EVENT_TYPES } from '../../model/webhook.js';
 import { startTestGateway, type Tenant, type TestGateway } from '../test-support/test-gateway.js';
 
 let gw: TestGateway;
@@ -126,5 +127,28 @@ describe('/api/v1/webhooks', () => {
       url: `/api/v1/webhooks/${id}/deliveries/999/retry`,
     });
     expect(none.statusCode).toBe(404);
+  });
+
+  it('the OpenAPI 3.1 document has a webhooks section: each event type, its signed headers and body', async () => {
+    const doc = (await gw.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
+    const ended = doc.webhooks['call.ended'].post;
+    expect(ended.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]);
+    const body = ended.requestBody.content['application/json'].schema;
+    expect(body.properties.type.const).toBe('call.ended');
+    expect(Object.keys(body.properties)).toEqual([
+      'id',
+      'type',
+      'timestamp',
+      'companyId',
+      'callId',
+      'data',
+    ]);
+    expect(doc.paths['/api/v1/webhooks/{id}/rotate-secret']).toBeDefined();
   });
 });

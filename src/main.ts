@@ -1,7 +1,7 @@
 // The composition root: reads the config once, builds the adapters, wires
 // them, listens, and drains on SIGTERM/SIGINT.
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
-import { DestinationGuard } from './webhooks/destination-guard.js';
+import { DestinationGuard } from './net/destination-guard.js';
 import { webhookSender as webhookSender_ } from './webhooks/webhook-sender.js';
 import { mkdirSync } from 'node:fs';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -204,6 +204,8 @@ async function main(): Promise<void> {
     },
     { pollIntervalMs: config.calls.schedulerPollMs },
   );
+  // Agent WebSocket URLs reach public addresses and agent.allowedNetworks only (issue 25 item 5).
+  const agentGuard = new DestinationGuard(config.agent.allowedNetworks);
   const dialer = new Dialer({
     retries,
     onScheduled: () => scheduler.poke(),
@@ -216,7 +218,11 @@ async function main(): Promise<void> {
     log: log.child({ component: 'calls' }),
     trunkHealth,
     agents: (record, agent) =>
-      new AgentBridge(record, agent, { clock, log: log.child({ component: 'agent' }) }),
+      new AgentBridge(record, agent, {
+        clock,
+        log: log.child({ component: 'agent' }),
+        destinations: agentGuard,
+      }),
     // The media layer's time base (ReceivedFrame.receivedAt), not the wall clock.
     relayLatency: { now: () => performance.now(), record: (ms) => transferRelayLatency.record(ms) },
     settings: {

@@ -55,6 +55,8 @@ export interface AgentBridgeDeps {
   voicemail?: Partial<VoicemailDetectorOptions>;
   /** Seam for tests. */
   connect?: (opts: AgentConnectOptions) => Promise<AgentConnection>;
+  /** Where agent URLs may lead (agent.allowedNetworks); absent: anywhere. */
+  destinations?: AgentConnectOptions['destinations'];
 }
 
 /** RFC 4733 digits the media leg can send; `w`/`W` are our pauses (0.5 s, 1 s). */
@@ -121,6 +123,7 @@ export class AgentBridge implements AgentLink {
         direction: 'outbound',
       },
       connectTimeoutMs: this.deps.connectTimeoutMs ?? 5000,
+      ...(this.deps.destinations ? { destinations: this.deps.destinations } : {}),
       closeTimeoutMs: CLOSE_TIMEOUT_MS,
       clock: this.monotonic,
       ...(this.deps.headers ? { headers: this.deps.headers } : {}),

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { AgentServer, waitUntil, type AgentSession } from '../../test/agents/agent-server.js';
 import { AgentConnection, type AgentConnectOptions } from './agent-connection.js';
+import { DestinationGuard } from '../net/destination-guard.js';
 import { AgentError } from './agent-error.js';
 import type { AgentAudio, AgentCloseInfo } from './agent-messages.js';
 import { EXTENSION_EVENTS } from './agent-messages.js';
@@ -306,12 +307,17 @@ describe('AgentConnection, PCM (binary frames)', () => {
 });
 
 describe('AgentConnection.connect failures → agent_unreachable', () => {
-  async function expectUnreachable(url: string, timeoutMs = 1000): Promise<AgentError> {
+  async function expectUnreachable(
+    url: string,
+    timeoutMs = 1000,
+    extra: Partial<AgentConnectOptions> = {},
+  ): Promise<AgentError> {
     const err = await AgentConnection.connect({
       url,
       callSid: 'c',
       accountSid: 'a',
       connectTimeoutMs: timeoutMs,
+      ...extra,
     }).then(
       () => null,
       (e: unknown) => e,
@@ -320,6 +326,29 @@ describe('AgentConnection.connect failures → agent_unreachable', () => {
     expect((err as AgentError).code).toBe('agent_unreachable');
     return err as AgentError;
   }
+
+  it('when the URL leads where agent.allowedNetworks does not allow: an IP literal, or a name at its lookup', async () => {
+    const server = await AgentServer.listen();
+    const port = Number(new URL(server.url).port);
+    const strict = { destinations: new DestinationGuard([]) };
+    const literal = await expectUnreachable(`ws://127.0.0.1:${port}/agent`, 1000, strict);
+    expect(literal.message).toContain('refused address');
+    const named = await expectUnreachable(`ws://localhost:${port}/agent`, 1000, strict);
+    expect(JSON.stringify(named.details)).toContain('destination refused');
+    const meta = await expectUnreachable('ws://169.254.169.254/agent', 1000, {
+      destinations: new DestinationGuard(['127.0.0.0/8']),
+    });
+    expect(JSON.stringify(meta.details)).toContain('linkLocal');
+    expect(server.sessions).toHaveLength(0);
+    const allowed = await AgentConnection.connect({
+      url: `ws://localhost:${port}/agent`,
+      callSid: 'c',
+      accountSid: 'a',
+      destinations: new DestinationGuard(['127.0.0.0/8', '::1/128']),
+    });
+    await allowed.stop(0);
+    await server.close();
+  });
 
   it('when the port refuses', async () => {
     const port = await freePort();

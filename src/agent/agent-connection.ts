@@ -67,6 +67,11 @@ export interface AgentConnectOptions {
   closeTimeoutMs?: number;
   /** Frames held before start(); more are dropped and counted. Default 1000. */
   maxEarlyFrames?: number;
+  /** Where the URL may lead (net/destination-guard.ts): IP literals checked first, names at their lookup. */
+  destinations?: {
+    literalRefusal(url: URL): string | undefined;
+    lookup: (...args: never[]) => void;
+  };
 }
 
 export interface AgentCounters extends AgentDecoderCounters {
@@ -137,7 +142,17 @@ export class AgentConnection extends EventEmitter<AgentConnectionEvents> {
     return new Promise((resolve, reject) => {
       let ws: WebSocket;
       try {
+        const refused = opts.destinations?.literalRefusal(new URL(opts.url));
+        if (refused) {
+          reject(
+            new AgentError('agent_unreachable', 'The agent URL points at a refused address.', {
+              cause: `a ${refused} address (agent.allowedNetworks)`,
+            }),
+          );
+          return;
+        }
         ws = new WebSocket(opts.url, {
+          ...(opts.destinations ? { lookup: opts.destinations.lookup as never } : {}),
           headers: opts.headers,
           handshakeTimeout: timeoutMs,
           maxPayload: opts.maxPayloadBytes ?? 4 * 1024 * 1024,

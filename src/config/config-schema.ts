@@ -563,6 +563,22 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     min: 100,
     description: 'How often the watchdog looks for calls that stopped making progress.',
   },
+  // The agent WebSocket's destinations (issue 25 item 5)
+  {
+    key: 'agent.allowedNetworks',
+    type: 'list',
+    default: [
+      '127.0.0.0/8',
+      '::1/128',
+      '10.0.0.0/8',
+      '172.16.0.0/12',
+      '192.168.0.0/16',
+      'fc00::/7',
+    ],
+    env: 'GATEWAY_AGENT_ALLOWED_NETWORKS',
+    description:
+      "CIDR blocks an agent's WebSocket URL may reach beside public unicast addresses (default: loopback and private networks, where agents usually run); link-local and metadata addresses (169.254.169.254) and the rest are refused, checked at each connection.",
+  },
   // Webhooks (issue 25)
   {
     key: 'webhooks.allowHttp',
@@ -713,6 +729,7 @@ export interface Config {
     stuckAfterSeconds: number;
     watchdogIntervalMs: number;
   };
+  agent: { allowedNetworks: string[] };
   webhooks: {
     allowHttp: boolean;
     allowedNetworks: string[];

@@ -3,7 +3,7 @@
 // checked by the DestinationGuard (IP literals before connecting, names at
 // their lookup). Answers the status and Retry-After; throws on network errors.
 import { Agent, request } from 'undici';
-import type { DestinationGuard } from './destination-guard.js';
+import type { DestinationGuard } from '../net/destination-guard.js';
 
 export interface WebhookResponse {
   status: number;

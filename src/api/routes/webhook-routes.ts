@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import type { Clock } from '../../clock.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEndpoint } from '../../model/webhook.js';
 import type { Store } from '../../store/store.js';
-import type { DestinationGuard } from '../../webhooks/destination-guard.js';
+import type { DestinationGuard } from '../../net/destination-guard.js';
 import { newWebhookSecret } from '../../webhooks/webhook-signer.js';
 import { ApiError } from '../error-catalogue.js';
 import { IdParams, nullable, stringEnum } from '../schemas/shared.js';

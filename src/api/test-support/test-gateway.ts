@@ -1,6 +1,6 @@
 // An in-process gateway for API tests: :memory: SQLite, a manual clock, and
 // helpers to create companies, keys, trunks and agents.
-import { DestinationGuard } from '../../webhooks/destination-guard.js';
+import { DestinationGuard } from '../../net/destination-guard.js';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Registry } from 'prom-client';
 import { AccountService, type NewApiKey, type PlanLimits } from '../../accounts/account-service.js';

@@ -1,9 +1,10 @@
-// Where webhooks may be sent (issue 25 item 5): public unicast addresses
-// only, unless the operator allows a network (`webhooks.allowedNetworks`,
-// CIDRs). Checked on the address a connection is actually made to (the DNS
-// lookup of each connection, so a name that later resolves to a private
-// address — DNS rebinding — is refused too) and on IP literals in the URL.
-// IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
+// Where the gateway may connect on a customer's word (issue 25 item 5):
+// public unicast addresses only, unless the operator allows a network (CIDRs:
+// `webhooks.allowedNetworks` for webhook URLs, `agent.allowedNetworks` for
+// agent WebSocket URLs). Checked on the address a connection is actually
+// made to (the DNS lookup of each connection, so a name that later resolves
+// to a private address — DNS rebinding — is refused too) and on IP literals
+// in the URL. IPv4-mapped IPv6 addresses are judged as the IPv4 they carry.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 

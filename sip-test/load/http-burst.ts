@@ -36,7 +36,7 @@ export interface BurstReport {
   daemonCpuPct: number;
 }
 
-const KEY = 'http-burst-bootstrap-key-0123456789abcdef';
+export const KEY = 'http-burst-bootstrap-key-0123456789abcdef';
 const AREAS = ['212', '646', '718', '917', '347', '929', '332', '201'];
 
 /** The i-th distinct valid US number. */
@@ -164,7 +164,7 @@ export function startBurstDaemon(env: Record<string, string> = {}): Promise<Daem
   });
 }
 
-function summary(values: number[]): { p50: number; p99: number; max: number } {
+export function summary(values: number[]): { p50: number; p99: number; max: number } {
   if (values.length === 0) return { p50: 0, p99: 0, max: 0 };
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;

@@ -1,0 +1,135 @@
+// Webhook delivery under the HTTP burst (issue 25): the same open-loop
+// initiate-call burst as http-burst.ts (every protection on, calls scheduled a
+// day ahead: each accepted call writes call.accepted and call.scheduled in
+// its transaction), against two daemons started alike, one without a webhook
+// endpoint and one with an endpoint at a receiver on loopback that verifies
+// every signature. Per round: the API's latency with and without the outbox
+// (their ratio), the events delivered, the delivery lag (receipt − the
+// event's timestamp, the instant of the change), the delivery throughput and
+// the drain time after the burst.
+//
+//   npx tsx sip-test/load/webhook-bench.ts [--rate 100] [--seconds 20] [--rounds 2]
+import { parseArgs } from 'node:util';
+import type { Daemon } from '../../test/support/daemon.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { KEY, runHttpBurst, startBurstDaemon, summary, type BurstReport } from './http-burst.js';
+
+export interface WebhookBenchRound {
+  without: BurstReport;
+  with: BurstReport;
+  /** with / without, initiate-call p50 and p99. */
+  apiRatio: { p50: number; p99: number };
+  accepted: number;
+  eventsExpected: number;
+  eventsDelivered: number;
+  unverified: number;
+  duplicateIds: number;
+  lagMs: { p50: number; p99: number; max: number };
+  /** Events delivered per second, from the burst's start to the last delivery. */
+  deliveredPerSecond: number;
+  /** From the burst's last answer to the last delivery, ms. */
+  drainMs: number;
+}
+
+const ENV = {
+  GATEWAY_WEBHOOKS_ALLOW_HTTP: 'true',
+  GATEWAY_WEBHOOKS_ALLOWED_NETWORKS: '127.0.0.0/8',
+};
+
+export async function webhookBenchRound(o: {
+  rate: number;
+  seconds: number;
+}): Promise<WebhookBenchRound> {
+  const burst = { rate: o.rate, seconds: o.seconds, boundMs: 5000 };
+  let plain: Daemon | undefined;
+  let hooked: Daemon | undefined;
+  const receiver = await WebhookReceiver.listen();
+  try {
+    plain = await startBurstDaemon(ENV);
+    const without = await runHttpBurst(plain, burst);
+    await plain.stop();
+    plain = undefined;
+
+    hooked = await startBurstDaemon(ENV);
+    const created = await hooked.api(
+      'POST',
+      '/api/v1/webhooks',
+      { url: receiver.url, eventTypes: ['call.accepted', 'call.scheduled'] },
+      { 'x-api-key': KEY },
+    );
+    if (created.status !== 201) throw new Error(`webhook: ${JSON.stringify(created.json)}`);
+    receiver.secret = (created.json as { secret: string }).secret;
+    const startedAt = Date.now();
+    const withHooks = await runHttpBurst(hooked, burst);
+    const burstEnd = Date.now();
+    const accepted = withHooks.byStatus['200'] ?? 0;
+    const expected = 2 * accepted;
+    const deadline = Date.now() + 60_000;
+    while (receiver.received.length < expected && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const got = receiver.received;
+    const last = got.reduce((m, r) => Math.max(m, r.at), startedAt);
+    const lags = got.map(
+      (r) => r.at - Date.parse((r.body as { timestamp?: string }).timestamp ?? ''),
+    );
+    const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 100) / 100 : 0);
+    return {
+      without,
+      with: withHooks,
+      apiRatio: {
+        p50: ratio(withHooks.acceptedLatencyMs.p50, without.acceptedLatencyMs.p50),
+        p99: ratio(withHooks.acceptedLatencyMs.p99, without.acceptedLatencyMs.p99),
+      },
+      accepted,
+      eventsExpected: expected,
+      eventsDelivered: got.length,
+      unverified: got.filter((r) => !r.verified).length,
+      duplicateIds: got.length - new Set(got.map((r) => r.id)).size,
+      lagMs: summary(lags),
+      deliveredPerSecond: Math.round((got.length / ((last - startedAt) / 1000)) * 10) / 10,
+      drainMs: Math.max(0, last - burstEnd),
+    };
+  } finally {
+    await plain?.stop();
+    await hooked?.stop();
+    await receiver.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      rate: { type: 'string', default: '100' },
+      seconds: { type: 'string', default: '20' },
+      rounds: { type: 'string', default: '2' },
+    },
+  });
+  for (let i = 0; i < Number(values.rounds); i++) {
+    const r = await webhookBenchRound({
+      rate: Number(values.rate),
+      seconds: Number(values.seconds),
+    });
+    const { without, with: w, ...rest } = r;
+    console.log(
+      JSON.stringify(
+        {
+          round: i + 1,
+          ...rest,
+          initiateAcceptedMs: { without: without.acceptedLatencyMs, with: w.acceptedLatencyMs },
+          daemonCpuPct: { without: without.daemonCpuPct, with: w.daemonCpuPct },
+          byStatus: { without: without.byStatus, with: w.byStatus },
+        },
+        null,
+        1,
+      ),
+    );
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -81,26 +81,41 @@ async function hangUpWhenAnswered(on: Gateway, callId: string) {
 }
 
 describe('webhooks to a real receiver that verifies Standard Webhooks signatures', () => {
-  it('an answered call: accepted, ringing, answered, recording_ready, ended arrive once each, in order, signed; ended carries the whole record', async () => {
+  it("an answered call: accepted, ringing, answered, recording_ready, ended once each, in order, signed; the last one carries the final record with the agent's summary", async () => {
     const receiver = await subscribed();
     const sipp = await farEnds.start('uas-180-200.xml', { timeoutSec: 20 });
+    const sessions = gw.agentServer.sessions.length;
     const callId = await gw.call(await gw.trunk(sipp.port), '+12125556100');
-    const final = await hangUpWhenAnswered(gw, callId);
+    const agent = await gw.agentServer.session(sessions);
+    // The agent's summary comes after `stop`, in the grace period.
+    void agent
+      .waitForEvent('stop', 20_000)
+      .then(() => agent.send({ event: 'result', result: { summary: 'Booked a visit on Friday' } }));
+    await hangUpWhenAnswered(gw, callId);
     await until(() => typesFor(receiver, callId).includes('call.ended'), 10_000, 'call.ended');
+    await new Promise((r) => setTimeout(r, 2500)); // past the agent's grace: nothing more may come
+    const final = await gw.get(callId);
+    expect(final.summary).toBe('Booked a visit on Friday');
     const got = receiver.deliveredFor(callId);
-    expect(got.map((e) => e.type)).toEqual([
+    const types = got.map((e) => e.type);
+    // The summary is in call.ended when it came before the final write, else in call.analysis_completed.
+    expect(types.slice(0, 5)).toEqual([
       'call.accepted',
       'call.ringing',
       'call.answered',
       'call.recording_ready',
       'call.ended',
     ]);
+    expect(types.slice(5)).toEqual(
+      got[4]!.body.data.call && (got[4]!.body.data.call as { summary?: string }).summary
+        ? []
+        : ['call.analysis_completed'],
+    );
     expect(got.every((e) => e.verified)).toBe(true);
     expect(new Set(got.map((e) => e.id)).size).toBe(got.length);
     for (const e of got) expect(e.body.id).toBe(e.id);
-    const ended = got.at(-1)!.body;
-    expect(ended).toMatchObject({ type: 'call.ended', callId, companyId: final.companyId });
-    expect(ended.data.call).toEqual(final);
+    expect(got[4]!.body).toMatchObject({ type: 'call.ended', callId, companyId: final.companyId });
+    expect(got.at(-1)!.body.data.call).toEqual(final);
     expect((await sipp.done).code).toBe(0);
   }, 40_000);
 

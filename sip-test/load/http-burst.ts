@@ -17,6 +17,8 @@ export interface BurstOptions {
   seconds: number;
   /** A request still unanswered after this long counts as a violation. */
   boundMs: number;
+  /** Index of the first number dialed (a second burst on the same daemon starts elsewhere). */
+  firstNumber?: number;
 }
 
 export interface BurstReport {
@@ -84,7 +86,7 @@ export async function runHttpBurst(daemon: Daemon, o: BurstOptions): Promise<Bur
   const send = async (i: number): Promise<void> => {
     // Every number twice, the copy about half a second after the first: never accepted both times.
     const k = i % 2 === 0 ? i / 2 : Math.max(0, (i - 1) / 2 - Math.round(o.rate / 4));
-    const n = numberOf(k);
+    const n = numberOf(k + (o.firstNumber ?? 0));
     const start = performance.now();
     try {
       const res = await fetch(`${daemon.baseUrl}/api/v1/phones/calls/initiate-call`, {

@@ -29,6 +29,8 @@ export interface WebhookBenchRound {
   deliveredPerSecond: number;
   /** From the burst's last answer to the last delivery, ms. */
   drainMs: number;
+  /** The worker's ceiling: a backlog of the burst's events, held while the endpoint was disabled, drained once enabled. */
+  backlog: { events: number; drainMs: number; perSecond: number };
 }
 
 const ENV = {
@@ -74,6 +76,7 @@ export async function webhookBenchRound(o: {
       (r) => r.at - Date.parse((r.body as { timestamp?: string }).timestamp ?? ''),
     );
     const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 100) / 100 : 0);
+    const backlog = await drainBacklog(hooked, receiver, created.json as { id: string }, o);
     return {
       without,
       with: withHooks,
@@ -89,12 +92,41 @@ export async function webhookBenchRound(o: {
       lagMs: summary(lags),
       deliveredPerSecond: Math.round((got.length / ((last - startedAt) / 1000)) * 10) / 10,
       drainMs: Math.max(0, last - burstEnd),
+      backlog,
     };
   } finally {
     await plain?.stop();
     await hooked?.stop();
     await receiver.stop();
   }
+}
+
+/** A burst with the endpoint disabled (its events wait), then enabled: how fast the worker drains them. */
+async function drainBacklog(
+  daemon: Daemon,
+  receiver: WebhookReceiver,
+  endpoint: { id: string },
+  o: { rate: number; seconds: number },
+): Promise<WebhookBenchRound['backlog']> {
+  const auth = { 'x-api-key': KEY };
+  const path = `/api/v1/webhooks/${endpoint.id}`;
+  await daemon.api('PATCH', path, { enabled: false }, auth);
+  const before = receiver.received.length;
+  // New numbers: the first burst's calls are still scheduled (one call per number).
+  const held = await runHttpBurst(daemon, { ...o, boundMs: 5000, firstNumber: 500_000 });
+  const events = 2 * (held.byStatus['200'] ?? 0);
+  const t0 = Date.now();
+  await daemon.api('PATCH', path, { enabled: true }, auth);
+  const deadline = t0 + 120_000;
+  while (receiver.received.length - before < events && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const drainMs = Math.max(1, (receiver.received.at(-1)?.at ?? t0) - t0);
+  return {
+    events: receiver.received.length - before,
+    drainMs,
+    perSecond: Math.round(((receiver.received.length - before) / drainMs) * 10_000) / 10,
+  };
 }
 
 async function main(): Promise<void> {

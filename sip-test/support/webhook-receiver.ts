@@ -24,6 +24,8 @@ export class WebhookReceiver {
   secret = '';
   /** The status to answer to the n-th request (0-based) carrying `body`; default 200. */
   answer: (n: number, body: ReceivedWebhook['body']) => number = () => 200;
+  /** While set, requests wait for it before they are read and answered (a receiver that stalls). */
+  gate: Promise<void> | undefined;
   private server: Server | undefined;
 
   private constructor(readonly port: number) {}
@@ -41,7 +43,7 @@ export class WebhookReceiver {
   /** Listens (again) on its port. */
   async start(): Promise<void> {
     const server = createServer((req, res) => {
-      void readBody(req).then((raw) => {
+      void Promise.all([readBody(req), this.gate]).then(([raw]) => {
         let body: ReceivedWebhook['body'];
         try {
           body = JSON.parse(raw) as ReceivedWebhook['body'];

@@ -188,7 +188,7 @@ export function registerWebhookRoutes(
         ...common,
         summary: 'Change a webhook endpoint',
         description:
-          'enabled: false stops its deliveries (pending ones wait, and go out once it is enabled again).',
+          'enabled: false stops it receiving: no new event is queued for it; deliveries already pending wait and go out once it is enabled again.',
         params: IdParams,
         body: PatchBody,
         response: { 200: EndpointSchema },

@@ -72,7 +72,7 @@ export async function webhookBenchRound(o: {
     while (receiver.received.length < expected && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20));
     }
-    const got = receiver.received;
+    const got = receiver.received.slice();
     const last = got.reduce((m, r) => Math.max(m, r.at), startedAt);
     const lags = got.map(
       (r) => r.at - Date.parse((r.body as { timestamp?: string }).timestamp ?? ''),

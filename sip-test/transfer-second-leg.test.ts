@@ -250,6 +250,10 @@ describe('transfers by a second leg through the daemon (SIPp callee and SIPp tar
     await transferEvent(session, 'success');
     await new Promise((r) => setTimeout(r, 2000));
     const relay = await relayLatency();
+    console.log(
+      'relay latency while merged (gateway_transfer_relay_latency_ms):',
+      JSON.stringify({ ...relay, relayedWhileMerged: relay.count - relayedBefore }),
+    );
     await daemon.gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
     const { r, transferParticipant: targetParticipant } = await finalRecord('warm merge', callId, [
       callee,

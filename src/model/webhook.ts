@@ -55,6 +55,20 @@ export interface WebhookDelivery {
   deliveredAt: string | null;
 }
 
+/** A delivery the worker may send now, with what it needs to send it. */
+export interface DueDelivery {
+  id: string;
+  endpointId: string;
+  url: string;
+  eventId: string;
+  /** The event's JSON body, as stored (signed byte for byte). */
+  body: string;
+  attempts: number;
+  /** When the event was written (the retry window counts from it). */
+  createdAt: string;
+  secrets: WebhookSecrets;
+}
+
 /** The body an endpoint receives (Standard Webhooks: type, timestamp, data). */
 export interface WebhookEventBody {
   /** Unique; the `webhook-id` header too: the receiver's idempotency key. */

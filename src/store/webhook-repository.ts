@@ -7,11 +7,11 @@ import { randomUUID } from 'node:crypto';
 import type { CallRecord } from '../model/call-record.js';
 import {
   type DeliveryStatus,
+  type DueDelivery,
   type WebhookDelivery,
   type WebhookEndpoint,
   type WebhookEventBody,
   type WebhookEventType,
-  type WebhookSecrets,
 } from '../model/webhook.js';
 import { callEventsOf } from '../model/webhook-events.js';
 import { withoutFsync, type Db } from './database.js';
@@ -44,20 +44,6 @@ interface DeliveryRow {
   created_at: string;
   delivered_at: string | null;
   body: string;
-}
-
-/** A delivery the worker may send now, with what it needs to send it. */
-export interface DueDelivery {
-  id: string;
-  endpointId: string;
-  url: string;
-  eventId: string;
-  /** The event's JSON body, as stored (signed byte for byte). */
-  body: string;
-  attempts: number;
-  /** When the event was written (the retry window counts from it). */
-  createdAt: string;
-  secrets: WebhookSecrets;
 }
 
 export type EndpointPatch = Partial<

@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Timers } from '../calls/timers.js';
-import type { DueDelivery } from '../store/webhook-repository.js';
+import type { DueDelivery } from '../model/webhook.js';
 import { nextAttemptAt } from './retry-schedule.js';
 import { signWebhook } from './webhook-signer.js';
 import { DestinationRefused, type WebhookResponse, type WebhookSend } from './webhook-sender.js';

@@ -211,6 +211,11 @@ describe('webhooks to a real receiver that verifies Standard Webhooks signatures
     expect(again.status).toBe(200);
     await until(() => receiver.received.length === 5, 5000, 'the manual retry');
     expect(receiver.received[4]!.id).toBe(receiver.received[0]!.id);
+    const metrics = await fetch(`${gw.daemon.baseUrl}/metrics`).then((r) => r.text());
+    expect(metrics).toMatch(/gateway_webhook_deliveries_total\{result="retry"\} [1-9]/);
+    expect(metrics).toMatch(/gateway_webhook_deliveries_total\{result="delivered"\} [1-9]/);
+    expect(metrics).toMatch(/gateway_webhook_queue_depth \d+/);
+    expect(metrics).toMatch(/gateway_webhook_oldest_pending_age_seconds \d/);
   }, 40_000);
 
   it('the receiver down across a kill -9 of the daemon: after the restart every event arrives, ids unique', async () => {

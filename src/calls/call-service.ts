@@ -140,6 +140,7 @@ export class CallService {
       dynamicVariables: req.dynamicVariables,
       superVariables: req.superVariables,
       metadata: req.metadata,
+      ...(Object.keys(req.sipHeaders).length > 0 ? { sipHeaders: req.sipHeaders } : {}),
       additionalPhoneNumbers: req.additionalPhoneNumbers,
       retries: 0,
       maxRetries: req.maxRetries,

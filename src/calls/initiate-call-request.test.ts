@@ -215,4 +215,22 @@ describe('scheduledAt', () => {
     expect(e.message).toContain(`"2026-02-30T10:00${'9'.repeat(23)}…"`);
     expect(e.message).not.toContain('\u0007');
   });
+
+  describe('sipHeaders', () => {
+    it('are kept as given, and empty when absent', () => {
+      expect(validate({}).sipHeaders).toEqual({});
+      expect(validate({ sipHeaders: { 'X-Crm-Lead': 'L-1' } }).sipHeaders).toEqual({
+        'X-Crm-Lead': 'L-1',
+      });
+    });
+
+    it('over 2048 bytes in all: invalid_sip_headers', () => {
+      const big = Object.fromEntries(
+        Array.from({ length: 5 }, (_, i) => [`X-Big-${i}`, 'v'.repeat(500)]),
+      );
+      const err = refusal({ sipHeaders: big });
+      expect(err.code).toBe('invalid_sip_headers');
+      expect(err.message).toContain('2048');
+    });
+  });
 });

@@ -4,6 +4,7 @@
 import { SUPER_VARIABLE_TYPES, type SuperVariable } from '../model/call-record.js';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { GatewayError, quoteForReason as quote } from '../errors.js';
+import { CALL_HEADERS_MAX_BYTES } from '../model/sip-values.js';
 import {
   CONTEXT_FOR_AI_MAX,
   INITIATE_CALL_FIELDS,
@@ -37,6 +38,8 @@ export interface InitiateCallRequest {
   dynamicVariables: Record<string, string>;
   superVariables: Record<string, SuperVariable>;
   metadata: Record<string, string>;
+  /** Headers for each INVITE of the call (X- and User-to-User). */
+  sipHeaders: Record<string, string>;
   overrideTimeRestriction: boolean;
   overrideDayRestriction: boolean;
   /** Undefined when not sent: the company default decides. */
@@ -114,6 +117,7 @@ export function readInitiateCallRequest(b: InitiateCallBody): InitiateCallReques
     dynamicVariables: { ...b.dynamicVariables },
     superVariables: { ...b.superVariables },
     metadata,
+    sipHeaders: callHeaders(b.sipHeaders),
     overrideTimeRestriction: b.overrideTimeRestriction ?? false,
     overrideDayRestriction: b.overrideDayRestriction ?? false,
     useAntiHarassmentProtection: b.useAntiHarassmentProtection,
@@ -244,4 +248,20 @@ function notANumber(where: string, text: string, within?: string): RequestValida
     FIELD,
     `${where}: ${quote(text)}${context} is not a valid phone number in E.164 format (${E164_HINT}); separate several numbers with commas.`,
   );
+}
+
+/** The call's own INVITE headers, within their size limit (the schema checked each name and value). */
+function callHeaders(h: Record<string, string> | undefined): Record<string, string> {
+  const headers = { ...h };
+  const bytes = Object.entries(headers).reduce(
+    (n, [name, value]) => n + Buffer.byteLength(name) + Buffer.byteLength(value) + 4,
+    0,
+  );
+  if (bytes > CALL_HEADERS_MAX_BYTES) {
+    throw new RequestValidationError(
+      'sipHeaders',
+      `sipHeaders add ${bytes} bytes to the INVITE; at most ${CALL_HEADERS_MAX_BYTES}.`,
+    );
+  }
+  return headers;
 }

@@ -1,7 +1,8 @@
 // Builds the INVITE for one attempt from the trunk's settings: the number in
 // the trunk's format (leading + or not, tech prefix) in the Request-URI and
 // To, the caller ID in From and P-Asserted-Identity (RFC 3325), the trunk's
-// extra headers and digest credentials.
+// extra headers, the call's own (X- and User-to-User, RFC 7433; they replace
+// a trunk header of the same name) and digest credentials.
 import type { SipTrunk } from '../model/entities.js';
 import type { DialRequest } from './ports/signaling-port.js';
 
@@ -10,6 +11,7 @@ export function buildDialRequest(
   number: string,
   callerId: string | null,
   sdp: string,
+  callHeaders: Record<string, string> = {},
 ): Omit<DialRequest, 'answerOffer'> {
   const user = trunkUser(trunk, number);
   const hostPort = trunkHostPort(trunk);
@@ -18,7 +20,11 @@ export function buildDialRequest(
   const headers: Array<[string, string]> = [];
   if (callerId !== null) headers.push(['P-Asserted-Identity', `<${callerUri}>`]);
   else headers.push(['Privacy', 'id']);
-  for (const [name, value] of Object.entries(trunk.headers)) headers.push([name, value]);
+  const own = new Set(Object.keys(callHeaders).map((n) => n.toLowerCase()));
+  for (const [name, value] of Object.entries(trunk.headers)) {
+    if (!own.has(name.toLowerCase())) headers.push([name, value]);
+  }
+  for (const [name, value] of Object.entries(callHeaders)) headers.push([name, value]);
   return {
     target: {
       host: trunk.host,

@@ -302,6 +302,8 @@ export interface CallRecord {
   dynamicVariables: Record<string, string>;
   superVariables: Record<string, SuperVariable>;
   metadata: Record<string, string>;
+  /** Headers the request added to each INVITE of the call (X- and User-to-User). */
+  sipHeaders?: Record<string, string>;
   additionalPhoneNumbers: string[];
 
   retries: number;

@@ -12,6 +12,10 @@ export const SIP_TEXT_PATTERN = '^[^\\u0000-\\u0008\\u000A-\\u001F\\u007F]*$';
 export const SIP_HOST_PATTERN = '^[A-Za-z0-9.:\\[\\]-]+$';
 /** An extension header the trunk may add (RFC 3261 §25.1 token, X- prefixed). */
 export const SIP_HEADER_NAME_PATTERN = '^[Xx]-[A-Za-z0-9-]+$';
+/** A header a call request may add to its INVITE: an X- extension header or User-to-User (RFC 7433). */
+export const CALL_HEADER_NAME_PATTERN = '^(?:[Xx]-[A-Za-z0-9-]{1,64}|[Uu]ser-[Tt]o-[Uu]ser)$';
+/** The most a call request's headers may add to its INVITE, names and values together. */
+export const CALL_HEADERS_MAX_BYTES = 2048;
 export const E164_PATTERN = '^\\+[1-9][0-9]{6,14}$';
 export const TECH_PREFIX_PATTERN = '^[0-9#*]{0,10}$';
 /** A request's outBoundCallerIdPrefix: digits, an optional leading +. */

@@ -166,6 +166,23 @@ describe('initiate-call: accepted requests', () => {
 
 describe('initiate-call: refused requests', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
+    [
+      'a sipHeaders name that is not X- or User-to-User',
+      { sipHeaders: { Contact: 'x' } },
+      'invalid_sip_headers',
+    ],
+    [
+      'a sipHeaders name with a space',
+      { sipHeaders: { 'X-Bad Name': 'x' } },
+      'invalid_sip_headers',
+    ],
+    [
+      'a sipHeaders value with CR LF',
+      { sipHeaders: { 'X-Crm': 'a\r\nVia: evil' } },
+      'invalid_sip_headers',
+    ],
+    ['a sipHeaders value with NUL', { sipHeaders: { 'X-Crm': 'a\u0000b' } }, 'invalid_sip_headers'],
+    ['an empty sipHeaders value', { sipHeaders: { 'X-Crm': '' } }, 'invalid_sip_headers'],
     ['missing destinationNumber', { destinationNumber: undefined }, 'invalid_destination_number'],
     [
       'destinationNumber without +',

@@ -5,7 +5,12 @@
 // separators) are in initiate-call-request.ts. Defaults are stated here once.
 import { Type, type Static } from 'typebox';
 import { SUPER_VARIABLE_TYPES } from '../../model/call-record.js';
-import { CALLER_ID_PREFIX_PATTERN } from '../../model/sip-values.js';
+import {
+  CALL_HEADER_NAME_PATTERN,
+  CALL_HEADERS_MAX_BYTES,
+  CALLER_ID_PREFIX_PATTERN,
+  SIP_TEXT_PATTERN,
+} from '../../model/sip-values.js';
 
 export const CONTEXT_FOR_AI_MAX = 12_000;
 export const RETRY_DELAY_MINUTES = { min: 30, max: 1440, default: 30 } as const;
@@ -53,6 +58,18 @@ export const InitiateCallBodySchema = Type.Object(
     dynamicVariables: Type.Optional(stringMap()),
     superVariables: Type.Optional(Type.Record(Type.String(), SuperVariableSchema)),
     metadata: Type.Optional(stringMap('Keys starting with scenario_ are stripped.')),
+    sipHeaders: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.String({ minLength: 1, maxLength: 512, pattern: SIP_TEXT_PATTERN }),
+        {
+          propertyNames: { pattern: CALL_HEADER_NAME_PATTERN },
+          maxProperties: 16,
+          description: `Headers added to each INVITE of this call: X- headers and User-to-User only, no control characters, at most ${CALL_HEADERS_MAX_BYTES} bytes in all. A header of the same name set on the trunk is replaced.`,
+          example: { 'X-Crm-Lead': 'L-4521', 'User-to-User': '56a390f3d2b7310023a2;encoding=hex' },
+        },
+      ),
+    ),
     overrideTimeRestriction: Type.Optional(flag(undefined, false)),
     overrideDayRestriction: Type.Optional(flag(undefined, false)),
     useAntiHarassmentProtection: Type.Optional(

@@ -324,6 +324,7 @@ export class CallSession {
         number,
         this.writer.current.callerId,
         media.createOffer(),
+        this.writer.current.sipHeaders,
       );
       this.clock.enter('dialing', ringTimeoutMs);
       attempt.start(request);

@@ -131,7 +131,7 @@ export class AgentBridge implements AgentLink {
     this.log.info({ audioFormat: this.agent.audioFormat }, 'agent connected');
   }
 
-  start(media: MediaLeg, hooks: AgentLinkHooks): void {
+  start(media: MediaLeg, hooks: AgentLinkHooks, parameters: Record<string, string> = {}): void {
     const conn = this.conn;
     if (!conn || this.media || this.stopping) return;
     this.media = media;
@@ -189,7 +189,7 @@ export class AgentBridge implements AgentLink {
       this.hangup('agent_disconnected');
       return;
     }
-    conn.start();
+    conn.start(parameters);
     this.log.info('agent stream started');
   }
 

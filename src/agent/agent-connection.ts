@@ -232,12 +232,13 @@ export class AgentConnection extends EventEmitter<AgentConnectionEvents> {
    * Sends `connected` + `start` (μ-law) or the `start` text frame (PCM), then
    * delivers what the agent sent meanwhile. Once only.
    */
-  start(): void {
+  /** Sends `start` (with `parameters` beside the call's customParameters; the call's win a clash). */
+  start(parameters: Record<string, string> = {}): void {
     if (this.phase !== 'open') return;
     this.phase = 'started';
     const start = this.encoder.start({
       audioFormat: this.audioFormat,
-      customParameters: this.opts.customParameters ?? {},
+      customParameters: { ...parameters, ...this.opts.customParameters },
       call: this.opts.call ?? {},
     });
     if (this.audioFormat === 'mulaw_8000') this.sendControl(CONNECTED_MESSAGE);

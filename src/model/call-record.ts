@@ -304,6 +304,8 @@ export interface CallRecord {
   metadata: Record<string, string>;
   /** Headers the request added to each INVITE of the call (X- and User-to-User). */
   sipHeaders?: Record<string, string>;
+  /** The X- headers of the far end's 2xx, names in lower case (RFC 3261 §7.3.1): carrier references and the like. */
+  farEndHeaders?: Record<string, string>;
   additionalPhoneNumbers: string[];
 
   retries: number;

@@ -93,8 +93,11 @@ export interface AgentLinkHooks {
 export interface AgentLink {
   /** Opens the agent's WebSocket; rejects when the agent is unreachable. */
   connect(): Promise<void>;
-  /** The call was answered: stream audio both ways from now on. */
-  start(media: MediaLeg, hooks: AgentLinkHooks): void;
+  /**
+   * The call was answered: stream audio both ways from now on. `parameters`
+   * join the call's own in `start.customParameters` (the far end's X- headers).
+   */
+  start(media: MediaLeg, hooks: AgentLinkHooks, parameters?: Record<string, string>): void;
   /** A DTMF digit from the far end (SIP INFO; RFC 4733 digits come through the media leg). */
   dtmf(digit: string): void;
   /** How a transfer of the call goes (sent as the agent's `transfer` event). */

@@ -60,7 +60,8 @@ export interface LegFailure {
 
 export interface LegEvents {
   provisional: { status: number; reason: string; sdp?: string };
-  answered: { sdp: string };
+  /** `headers`: the 2xx's header fields, when the engine gives them (names in any case). */
+  answered: { sdp: string; headers?: Array<[string, string]> };
   failed: LegFailure;
   ended: { by: 'remote' | 'local'; reason?: { q850?: number; text?: string }; detail?: string };
   reinvite: { sdp: string; hold: boolean };

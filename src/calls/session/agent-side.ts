@@ -89,6 +89,8 @@ export class AgentSide {
       transfer(request: AgentTransferRequest): void;
       consult(action: ConsultAction): void;
     },
+    /** The far end's X- headers, added to the agent's start.customParameters. */
+    farEndHeaders: Record<string, string> = {},
   ): void {
     this.answeredAtMs = this.clock.now();
     if (this.participant !== undefined) {
@@ -97,25 +99,29 @@ export class AgentSide {
         joinedAt: this.writer.now(),
       });
     }
-    this.link?.start(media, {
-      hangup: (reason) => endCall(reason),
-      transcript: (line) =>
-        this.safely('transcript', () => {
-          const patch = transcriptPatch(
-            this.writer.current,
-            line,
-            this.answeredAtMs,
-            this.clock.now(),
-          );
-          if (patch) this.writer.write(patch);
-        }),
-      result: (report) => this.safely('result', () => this.onResult(report)),
-      voicemail: (verdict) => {
-        this.verdict = verdict === 'message_left' ? verdict : (this.verdict ?? verdict);
+    this.link?.start(
+      media,
+      {
+        hangup: (reason) => endCall(reason),
+        transcript: (line) =>
+          this.safely('transcript', () => {
+            const patch = transcriptPatch(
+              this.writer.current,
+              line,
+              this.answeredAtMs,
+              this.clock.now(),
+            );
+            if (patch) this.writer.write(patch);
+          }),
+        result: (report) => this.safely('result', () => this.onResult(report)),
+        voicemail: (verdict) => {
+          this.verdict = verdict === 'message_left' ? verdict : (this.verdict ?? verdict);
+        },
+        transfer: (request) => transfers.transfer(request),
+        consult: (action) => transfers.consult(action),
       },
-      transfer: (request) => transfers.transfer(request),
-      consult: (action) => transfers.consult(action),
-    });
+      farEndHeaders,
+    );
   }
 
   /** How a transfer of the call goes, to the agent (its `transfer` events). */

@@ -45,7 +45,12 @@ export interface AttemptSettings {
 /** What the attempt tells its session as the call moves on. */
 export interface AttemptHooks {
   /** 200 OK with a usable answer: bridge the agent now. */
-  answered(media: MediaLeg, endCall: (reason: string) => void): void;
+  /** `farEndHeaders`: the X- headers of the 2xx (handed to the agent in start.customParameters). */
+  answered(
+    media: MediaLeg,
+    endCall: (reason: string) => void,
+    farEndHeaders: Record<string, string>,
+  ): void;
   /** A DTMF digit from SIP INFO. */
   dtmf(digit: string): void;
   /** Any state change (the watchdog measures progress from these). */
@@ -156,7 +161,7 @@ export class CallAttempt {
 
     this.after(this.settings.ringTimeoutMs, () => this.onRingTimeout());
     leg.on('provisional', (e) => this.guard(() => this.onProvisional(e.status)));
-    leg.on('answered', (e) => this.guard(() => this.onAnswered(e.sdp)));
+    leg.on('answered', (e) => this.guard(() => this.onAnswered(e.sdp, xHeaders(e.headers))));
     leg.on('dtmf', (e) => this.guard(() => this.hooks.dtmf(e.digit)));
     leg.on('failed', (e) => this.guard(() => this.onFailed(e)));
     leg.on('ended', (e) => this.guard(() => this.onEnded(e)));
@@ -267,7 +272,7 @@ export class CallAttempt {
     this.hooks.progress('ringing');
   }
 
-  private onAnswered(sdp: string): void {
+  private onAnswered(sdp: string, farEndHeaders: Record<string, string>): void {
     if (this.settled) return;
     const now = this.writer.now();
     let negotiated;
@@ -290,6 +295,7 @@ export class CallAttempt {
       rtpPort: this.media.localPort,
       rtpIp: this.media.localAddress,
       hertz: 8000,
+      ...(Object.keys(farEndHeaders).length > 0 ? { farEndHeaders } : {}),
       ...this.writer.attemptPatch(this.attemptIndex, { answeredAt: now }),
       ...this.writer.participantPatch(this.participant, {
         status: 'joined',
@@ -310,7 +316,7 @@ export class CallAttempt {
     }
     this.media.on('inactive', () => this.guard(() => this.end('no_rtp_stream')));
     this.watchFarEnd();
-    this.hooks.answered(this.media, (reason) => this.guard(() => this.end(reason)));
+    this.hooks.answered(this.media, (reason) => this.guard(() => this.end(reason)), farEndHeaders);
     // Refreshed while the call runs (a write without an fsync, but still a row
     // rewrite): at most every STATS_WRITE_INTERVAL_MS; the final figures at the end.
     let lastStatsWrite = Date.parse(now);
@@ -437,4 +443,22 @@ function participantStatus(o: AttemptOutcome): ParticipantStatus {
         ? 'unreachable'
         : 'failed';
   }
+}
+
+/** Most X- headers of a 2xx kept, and how long each may be (a far end is not trusted with our record's size). */
+const MAX_FAR_END_HEADERS = 16;
+const MAX_FAR_END_VALUE = 512;
+
+/** The X- headers of a 2xx, names in lower case (RFC 3261 §7.3.1: they compare case-insensitively); the first of a name wins. */
+function xHeaders(headers: Array<[string, string]> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const [name, value] of headers ?? []) {
+    const key = name.toLowerCase();
+    if (!key.startsWith('x-') || seen.has(key)) continue;
+    if (seen.size >= MAX_FAR_END_HEADERS) break;
+    seen.add(key);
+    out[key] = value.slice(0, MAX_FAR_END_VALUE);
+  }
+  return out;
 }

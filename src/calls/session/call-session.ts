@@ -299,13 +299,18 @@ export class CallSession {
         mediaSilenceMs: 1000 * (this.deps.settings.mediaInactivitySeconds ?? 0),
       },
       {
-        answered: (leg, endCall) => {
+        answered: (leg, endCall, farEndHeaders) => {
           const routes = new MediaRoutes(leg, this.deps.relayLatency);
           this.routes = routes;
-          this.agentSide.bridge(routes.agentView, endCall, {
-            transfer: (request) => this.transfers.fromAgent(request),
-            consult: (action) => this.transfers.fromAgentConsult(action),
-          });
+          this.agentSide.bridge(
+            routes.agentView,
+            endCall,
+            {
+              transfer: (request) => this.transfers.fromAgent(request),
+              consult: (action) => this.transfers.fromAgentConsult(action),
+            },
+            farEndHeaders,
+          );
         },
         dtmf: (digit) => this.agentSide.link?.dtmf(digit),
         progress: (phase) =>

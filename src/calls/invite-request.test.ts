@@ -1,6 +1,7 @@
 // The INVITE a trunk and a call make: the trunk's headers, the call's own
 // (X- and User-to-User) replacing a trunk header of the same name.
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_TRUNK_IDENTITY, type SipTrunk } from '../model/entities.js';
 import { trunkFixture } from '../model/test-support/entity-fixtures.js';
 import { buildDialRequest } from './invite-request.js';
 
@@ -32,5 +33,66 @@ describe('buildDialRequest', () => {
       ['X-Account', 'acme'],
       ['X-Route', 'gold'],
     ]);
+  });
+
+  describe("the trunk's identity settings", () => {
+    const withIdentity = (identity: Partial<SipTrunk['identity'] & object>) =>
+      trunkFixture({
+        companyId: 'co',
+        createdAt: 'a',
+        username: 'acct77',
+        identity: { ...DEFAULT_TRUNK_IDENTITY, ...identity },
+      });
+    const dial = (t: SipTrunk, callerId: string | null = '+12125550100') =>
+      buildDialRequest(t, '+14155550123', callerId, 'v=0');
+    const identityHeaders = (t: SipTrunk, callerId?: string | null) =>
+      dial(t, callerId).headers!.filter(([n]) => !n.startsWith('X-'));
+
+    it('default: the caller ID in From and in P-Asserted-Identity', () => {
+      const r = dial(withIdentity({}));
+      expect(r.from).toEqual({ uri: 'sip:+12125550100@carrier.example' });
+      expect(identityHeaders(withIdentity({}))).toEqual([
+        ['P-Asserted-Identity', '<sip:+12125550100@carrier.example>'],
+      ]);
+    });
+
+    it('From user: the trunk username or a fixed user, with a display name; the caller ID stays in the identity headers', () => {
+      expect(
+        dial(withIdentity({ fromUser: 'username', displayName: 'Acme "Sales"' })).from,
+      ).toEqual({
+        uri: 'sip:acct77@carrier.example',
+        displayName: 'Acme "Sales"',
+      });
+      expect(
+        dial(withIdentity({ fromUser: 'fixed', fixedFromUser: 'gateway', assertedIdentity: 'ppi' }))
+          .from,
+      ).toEqual({ uri: 'sip:gateway@carrier.example' });
+      expect(dial(withIdentity({ fromUser: 'fixed', fixedFromUser: null })).from.uri).toBe(
+        'sip:+12125550100@carrier.example',
+      );
+    });
+
+    it('PAI, PPI, both or none; Diversion when asked; a withheld caller ID is anonymous with Privacy: id whatever the settings', () => {
+      expect(identityHeaders(withIdentity({ assertedIdentity: 'ppi' }))).toEqual([
+        ['P-Preferred-Identity', '<sip:+12125550100@carrier.example>'],
+      ]);
+      expect(identityHeaders(withIdentity({ assertedIdentity: 'both', diversion: true }))).toEqual([
+        ['P-Asserted-Identity', '<sip:+12125550100@carrier.example>'],
+        ['P-Preferred-Identity', '<sip:+12125550100@carrier.example>'],
+        ['Diversion', '<sip:+12125550100@carrier.example>;reason=unconditional'],
+      ]);
+      expect(identityHeaders(withIdentity({ assertedIdentity: 'none' }))).toEqual([]);
+      const withheld = withIdentity({
+        fromUser: 'username',
+        assertedIdentity: 'both',
+        diversion: true,
+        displayName: 'Acme',
+      });
+      expect(dial(withheld, null).from).toEqual({
+        uri: 'sip:anonymous@anonymous.invalid',
+        displayName: 'Anonymous',
+      });
+      expect(identityHeaders(withheld, null)).toEqual([['Privacy', 'id']]);
+    });
   });
 });

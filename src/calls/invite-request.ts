@@ -1,9 +1,12 @@
 // Builds the INVITE for one attempt from the trunk's settings: the number in
 // the trunk's format (leading + or not, tech prefix) in the Request-URI and
-// To, the caller ID in From and P-Asserted-Identity (RFC 3325), the trunk's
+// To, the caller presented as the trunk's identity settings say (From user
+// and display name; P-Asserted-Identity and/or P-Preferred-Identity, RFC
+// 3325; Diversion, RFC 5806; a withheld caller ID anonymous with
+// `Privacy: id`, RFC 3323), the trunk's
 // extra headers, the call's own (X- and User-to-User, RFC 7433; they replace
 // a trunk header of the same name) and digest credentials.
-import type { SipTrunk } from '../model/entities.js';
+import { DEFAULT_TRUNK_IDENTITY, type SipTrunk, type TrunkIdentity } from '../model/entities.js';
 import type { DialRequest } from './ports/signaling-port.js';
 
 export function buildDialRequest(
@@ -17,9 +20,17 @@ export function buildDialRequest(
   const hostPort = trunkHostPort(trunk);
   const transportParam = trunk.transport === 'tcp' ? ';transport=tcp' : '';
   const callerUri = callerUriOf(trunk, callerId);
+  const identity = trunk.identity ?? DEFAULT_TRUNK_IDENTITY;
   const headers: Array<[string, string]> = [];
-  if (callerId !== null) headers.push(['P-Asserted-Identity', `<${callerUri}>`]);
-  else headers.push(['Privacy', 'id']);
+  if (callerId !== null) {
+    if (identity.assertedIdentity === 'pai' || identity.assertedIdentity === 'both') {
+      headers.push(['P-Asserted-Identity', `<${callerUri}>`]);
+    }
+    if (identity.assertedIdentity === 'ppi' || identity.assertedIdentity === 'both') {
+      headers.push(['P-Preferred-Identity', `<${callerUri}>`]);
+    }
+    if (identity.diversion) headers.push(['Diversion', `<${callerUri}>;reason=unconditional`]);
+  } else headers.push(['Privacy', 'id']);
   const own = new Set(Object.keys(callHeaders).map((n) => n.toLowerCase()));
   for (const [name, value] of Object.entries(trunk.headers)) {
     if (!own.has(name.toLowerCase())) headers.push([name, value]);
@@ -32,7 +43,7 @@ export function buildDialRequest(
       transport: trunk.transport,
     },
     requestUri: `sip:${user}@${hostPort}${transportParam}`,
-    from: { uri: callerUri, ...(callerId === null ? { displayName: 'Anonymous' } : {}) },
+    from: fromOf(trunk, identity, callerId, callerUri),
     to: { uri: `sip:${user}@${hostPort}` },
     headers,
     sdp,
@@ -40,6 +51,24 @@ export function buildDialRequest(
       ? { credentials: { username: trunk.username, password: trunk.password } }
       : {}),
   };
+}
+
+/** From: the caller ID's URI, or the trunk's username or fixed user at the trunk host; anonymous when withheld. */
+function fromOf(
+  trunk: SipTrunk,
+  identity: TrunkIdentity,
+  callerId: string | null,
+  callerUri: string,
+): DialRequest['from'] {
+  if (callerId === null) return { uri: callerUri, displayName: 'Anonymous' };
+  const user =
+    identity.fromUser === 'username'
+      ? trunk.username
+      : identity.fromUser === 'fixed'
+        ? identity.fixedFromUser
+        : null;
+  const uri = user ? `sip:${user}@${trunk.host}` : callerUri;
+  return { uri, ...(identity.displayName ? { displayName: identity.displayName } : {}) };
 }
 
 /** The number as the trunk wants it in a user part (leading + or not, tech prefix). */

@@ -108,7 +108,31 @@ export interface SipTrunk extends OwnedDocument {
   maxChannels: number | null;
   /** Ping the trunk with OPTIONS (interval: sip.optionsPingSeconds); off unless asked. Absent on trunks stored before it existed. */
   optionsPing?: boolean;
+  /** How the caller is presented to the carrier (issue 26 item 4). Absent on trunks stored before it existed: the defaults. */
+  identity?: TrunkIdentity;
 }
+
+/** A trunk's presentation of the caller: what the From user is, and which identity headers go with it. */
+export interface TrunkIdentity {
+  /** The From URI's user: the call's caller ID, the trunk's username, or `fixedFromUser`. */
+  fromUser: 'caller_id' | 'username' | 'fixed';
+  fixedFromUser: string | null;
+  /** From's display name; null: none. */
+  displayName: string | null;
+  /** RFC 3325: P-Asserted-Identity, P-Preferred-Identity, both, or neither, carrying the caller ID. */
+  assertedIdentity: 'pai' | 'ppi' | 'both' | 'none';
+  /** RFC 5806 Diversion with the caller ID (carriers that want it for a number they did not assign). */
+  diversion: boolean;
+}
+
+/** What a trunk without `identity` does (the behaviour before it existed). */
+export const DEFAULT_TRUNK_IDENTITY: TrunkIdentity = {
+  fromUser: 'caller_id',
+  fixedFromUser: null,
+  displayName: null,
+  assertedIdentity: 'pai',
+  diversion: false,
+};
 
 export interface VoipPhone extends OwnedDocument {
   name: string;

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { TrunkHealthView } from '../../calls/trunk-resolution.js';
-import type { SipTrunk } from '../../model/entities.js';
+import { DEFAULT_TRUNK_IDENTITY, type SipTrunk } from '../../model/entities.js';
 import {
   E164_PATTERN,
   ROUTE_PREFIX_PATTERN,
@@ -69,6 +69,28 @@ const TRUNK_FIELDS = {
   optionsPing: Type.Boolean({
     description: 'Ping the trunk with OPTIONS to learn whether it is up (default false).',
   }),
+  identity: Type.Object(
+    {
+      fromUser: stringEnum(
+        ['caller_id', 'username', 'fixed'],
+        "The From URI's user: the call's caller ID (default), the trunk's username, or fixedFromUser (the caller ID then goes in P-Asserted-Identity / P-Preferred-Identity). Without a username or fixedFromUser, the caller ID.",
+      ),
+      fixedFromUser: nullable(Type.String({ pattern: '^[A-Za-z0-9+._-]{1,64}$' })),
+      displayName: nullable(SIP_TEXT(100)),
+      assertedIdentity: stringEnum(
+        ['pai', 'ppi', 'both', 'none'],
+        'RFC 3325 headers carrying the caller ID: P-Asserted-Identity (default), P-Preferred-Identity, both, or none.',
+      ),
+      diversion: Type.Boolean({
+        description: 'Add Diversion (RFC 5806) with the caller ID; default false.',
+      }),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'How the caller is presented (withheld caller ID: anonymous From and Privacy: id regardless). Default: caller ID in From, P-Asserted-Identity, no display name, no Diversion.',
+    },
+  ),
 };
 
 const { password: _password, optionsPing, ...SHOWN_TRUNK_FIELDS } = TRUNK_FIELDS;
@@ -137,7 +159,12 @@ const NOT_CHECKED: TrunkHealthView = { status: 'unknown', checkedAt: null, lastE
 
 export function trunkView(t: SipTrunk, health?: TrunkHealthSource): TrunkView {
   const { password, ...rest } = t;
-  return { ...rest, hasPassword: !!password, health: health?.health(t.id) ?? NOT_CHECKED };
+  return {
+    ...rest,
+    identity: t.identity ?? DEFAULT_TRUNK_IDENTITY,
+    hasPassword: !!password,
+    health: health?.health(t.id) ?? NOT_CHECKED,
+  };
 }
 
 export function registerVoipSipRoutes(
@@ -181,6 +208,7 @@ export function registerVoipSipRoutes(
       active: b.active ?? true,
       maxChannels: b.maxChannels ?? null,
       optionsPing: b.optionsPing ?? false,
+      identity: b.identity ?? DEFAULT_TRUNK_IDENTITY,
     }),
     afterSave: (t) => {
       trunkHealth?.refresh();

@@ -37,6 +37,27 @@ describe('DrachtioSignaling call legs', () => {
     expect(sig.liveLegs).toBe(0);
   });
 
+  it("the 200's header fields come with `answered` (the far end's X- headers)", async () => {
+    const { srf, sig } = await connected();
+    const leg = sig.invite(dial());
+    const seen = record(leg);
+    srf.last().sent();
+    srf.last().answer(REMOTE, { 'X-Carrier-Ref': 'CR-1', Server: 'far' });
+    await flush();
+    expect(seen).toEqual([
+      [
+        'answered',
+        {
+          sdp: REMOTE,
+          headers: [
+            ['X-Carrier-Ref', 'CR-1'],
+            ['Server', 'far'],
+          ],
+        },
+      ],
+    ]);
+  });
+
   it('183 with early SDP', async () => {
     const { srf, sig } = await connected();
     const seen = record(sig.invite(dial()));

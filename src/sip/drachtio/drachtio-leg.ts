@@ -294,7 +294,11 @@ export class DrachtioLeg extends TypedEmitter<CallLegEvents> {
       if (!sub || sub.done || parseEventHeader(req.get('Event'))?.package !== 'refer') return;
       sub.onNotify({ subscriptionState: req.get('Subscription-State'), body: req.body ?? '' });
     });
-    this.emit('answered', { sdp: dialog.remote.sdp, headers: [] });
+    // The 2xx's header fields (a UAC dialog keeps its final response).
+    this.emit('answered', {
+      sdp: dialog.remote.sdp,
+      headers: Object.entries(dialog.res?.headers ?? {}),
+    });
   }
 
   /** RFC 3264 offer/answer in a re-INVITE or UPDATE from the far end. */

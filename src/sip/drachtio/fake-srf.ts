@@ -70,6 +70,7 @@ export class FakeDialog extends EventEmitter implements SrfDialog {
   sip: { callId: string; localTag: string; remoteTag: string };
   local: { sdp: string; contact: string };
   remote: { sdp: string };
+  res?: SrfResponse;
   destroyed: Array<Record<string, string>> = [];
   /** Settles the BYE's transaction; default: at once. */
   byeResult: () => Promise<unknown> = () => Promise.resolve({});
@@ -154,12 +155,22 @@ export class FakeUac {
     );
   }
 
-  answer(remoteSdp: string): FakeDialog {
+  /** The far end's 200 (with `headers` beside the SDP). */
+  answer(remoteSdp: string, headers?: Record<string, string>): FakeDialog {
     const d = new FakeDialog(
       this.opts.headers['Call-ID'] ?? 'fake-call-id',
       this.opts.localSdp,
       remoteSdp,
     );
+    if (headers) {
+      d.res = {
+        status: 200,
+        reason: 'OK',
+        headers,
+        get: (name) => headers[name],
+        has: (name) => name in headers,
+      };
+    }
     this.settle.resolve(d);
     return d;
   }

@@ -12,6 +12,8 @@ export interface SrfMessage {
 export interface SrfResponse extends SrfMessage {
   status: number;
   reason: string;
+  /** The header fields as drachtio-srf parsed them (name → value). */
+  headers?: Record<string, string>;
   /** 'network' for what came off the wire, 'application' for what drachtio-server made. */
   source?: string;
 }

@@ -8,15 +8,14 @@ import type { Clock } from '../../clock.js';
 import type { TransferRequestedBy } from '../../model/call-record.js';
 import type { SipTrunk } from '../../model/entities.js';
 import { CallError } from '../call-error.js';
-import { buildDialRequest, callerUriOf, numberAtTrunkUri } from '../invite-request.js';
+import { buildDialRequest, numberAtTrunkUri } from '../invite-request.js';
 import type { AgentTransferRequest, ConsultAction } from '../ports/agent-link.js';
 import type { CallStore } from '../ports/call-store.js';
 import type { MediaPort } from '../ports/media-port.js';
 import type { ReferProgress, SignalingLeg, SignalingPort } from '../ports/signaling-port.js';
-import { channelsInUse } from '../plan-limits.js';
 import { optOutRefusal } from '../protections/opt-out-check.js';
 import type { Timers } from '../timers.js';
-import { resolveTargetTrunk, type TrunkHealth } from '../trunk-resolution.js';
+import type { TrunkHealth } from '../trunk-resolution.js';
 import {
   numberOfDestination,
   readTransferRequest,
@@ -30,10 +29,7 @@ import { ConsultTransfer, type HandOver } from './consult-transfer.js';
 import type { MediaRoutes } from './media-routes.js';
 import type { RecordWriter } from './record-writer.js';
 import { TargetBridge, type OnAnswer, type TargetDial } from './target-bridge.js';
-import type { TargetLegDetails } from './transfer-record.js';
-
-/** How long a bridged transfer's target may ring (secondsToWaitForCallerToAnswer's default). */
-const DEFAULT_BRIDGE_WAIT_SECONDS = 30;
+import { DEFAULT_BRIDGE_WAIT_SECONDS, planTargetLeg, referredByOf } from './transfer-target.js';
 
 /** What the transfers need of their session. */
 export interface TransferHost {
@@ -55,26 +51,6 @@ export interface TransferHost {
   routes(): MediaRoutes | undefined;
   /** The number the current attempt dialed. */
   calleeNumber(): string | undefined;
-}
-
-/**
- * The caller ID a transfer target sees: the callee's number when it may be
- * shown and the trunk may present it, else the call's own (through the
- * call's trunk, or a route's trunk that may present it), else the trunk's
- * default.
- */
-function targetCallerId(
-  trunk: SipTrunk,
-  callTrunk: SipTrunk,
-  callCallerId: string | null,
-  showCallerId: boolean,
-  callee: string | undefined,
-): string | null {
-  if (showCallerId && callee && trunk.callerIds.includes(callee)) return callee;
-  if (callCallerId && (trunk.id === callTrunk.id || trunk.callerIds.includes(callCallerId))) {
-    return callCallerId;
-  }
-  return trunk.defaultCallerId;
 }
 
 /** Results of transfers refused before they started (the record untouched, the agent not told yet). */
@@ -140,10 +116,7 @@ export class SessionTransfers {
       req.destinationType === 'number' && trunk
         ? numberAtTrunkUri(trunk, req.destination)
         : req.destination;
-    const referredBy =
-      req.showCallerId && rec.callerId !== null && trunk
-        ? `<${callerUriOf(trunk, rec.callerId)}>`
-        : undefined;
+    const referredBy = referredByOf(trunk, rec.callerId, req.showCallerId);
     const run = new BlindTransfer(
       this.host.writer,
       this.host.timers,
@@ -209,9 +182,7 @@ export class SessionTransfers {
     const leg = this.host.connectedLeg();
     const referTo = this.bridge?.replacesUri();
     if (!leg?.refer || !referTo) return undefined;
-    const callerId = this.host.writer.current.callerId;
-    const referredBy =
-      req.showCallerId && callerId !== null ? `<${callerUriOf(trunk, callerId)}>` : undefined;
+    const referredBy = referredByOf(trunk, this.host.writer.current.callerId, req.showCallerId);
     const timeoutMs =
       req.secondsToWaitForCallerToAnswer !== undefined
         ? req.secondsToWaitForCallerToAnswer * 1000
@@ -277,25 +248,16 @@ export class SessionTransfers {
       return { ok: false, status: 0, reason: 'bridge_not_possible' };
     }
     const rec = this.host.writer.current;
-    // The target takes a channel of the plan: this call's own second leg is already counted.
-    const plan = this.host.store.companies.getPlan(rec.companyId);
-    if (
-      plan?.maxChannels != null &&
-      channelsInUse(this.host.store, rec.companyId) > plan.maxChannels
-    ) {
-      return { ok: false, status: 0, reason: 'no_channels_available' };
-    }
-    const { trunk, outboundRouteId } = resolveTargetTrunk(
+    const plan = planTargetLeg(
       this.host.store,
-      rec.companyId,
-      req.destination,
-      callTrunk,
       this.host.trunkHealth,
+      rec,
+      callTrunk,
+      req,
+      this.host.calleeNumber(),
     );
-    const leg: TargetLegDetails = {
-      outboundTrunkId: trunk.id,
-      ...(outboundRouteId ? { routedVia: 'outbound_route' as const, outboundRouteId } : {}),
-    };
+    if (!plan.ok) return { ok: false, status: 0, reason: plan.reason };
+    const { trunk, callerId, leg } = plan;
     const bridge = new TargetBridge(
       this.host.signaling,
       this.host.media,
@@ -316,13 +278,6 @@ export class SessionTransfers {
       () => this.host.writer.now(),
     );
     this.bridge = bridge;
-    const callerId = targetCallerId(
-      trunk,
-      callTrunk,
-      rec.callerId,
-      req.showCallerId,
-      this.host.calleeNumber(),
-    );
     const r = await bridge.dial(
       (sdp) => buildDialRequest(trunk, req.destination, callerId, sdp),
       1000 * (req.secondsToWaitForCallerToAnswer ?? DEFAULT_BRIDGE_WAIT_SECONDS),

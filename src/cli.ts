@@ -147,8 +147,8 @@ export function runCli(argv: string[], openStore: () => Store, print: (v: unknow
       return print({ revoked: o.id });
     case 'trunk create': {
       const transport = o.transport ?? 'udp';
-      if (transport !== 'udp' && transport !== 'tcp')
-        throw new UsageError('--transport must be udp or tcp');
+      if (transport !== 'udp' && transport !== 'tcp' && transport !== 'tls')
+        throw new UsageError('--transport must be udp, tcp or tls');
       const callerId = o['caller-id'] ?? null;
       const trunk: SipTrunk = {
         id: randomUUID(),

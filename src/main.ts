@@ -3,7 +3,7 @@
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { DestinationGuard } from './net/destination-guard.js';
 import { webhookSender as webhookSender_ } from './webhooks/webhook-sender.js';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AccountService } from './accounts/account-service.js';
 import { AgentBridge } from './agent-bridge/agent-bridge.js';
@@ -44,6 +44,25 @@ function readConfig(): Config {
       process.exit(2);
     }
     throw err;
+  }
+}
+
+/** The TLS listener's certificate and key, read once at start; a file that
+ *  can't be read, or only one of the two, stops the daemon with exit code 2. */
+function readTlsServerFiles(
+  certFile: string,
+  keyFile: string,
+): { cert: string; key: string } | undefined {
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    console.error('sip.tlsCertFile and sip.tlsKeyFile go together');
+    process.exit(2);
+  }
+  try {
+    return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
+  } catch (err) {
+    console.error(`cannot read the TLS certificate or key: ${(err as Error).message}`);
+    process.exit(2);
   }
 }
 
@@ -104,6 +123,12 @@ async function main(): Promise<void> {
       {
         udp: listen('udp'),
         tcp: listen('tcp'),
+        tls: {
+          host: config.sip.host,
+          port: config.sip.tlsPort,
+          server: readTlsServerFiles(config.sip.tlsCertFile, config.sip.tlsKeyFile),
+          keepAliveIntervalMs: config.sip.tlsKeepAliveSeconds * 1000,
+        },
         advertisedHost: config.sip.advertisedHost || undefined,
         timers: { T1: config.sip.t1Ms, T2: config.sip.t2Ms, T4: config.sip.t4Ms },
         userAgent: config.sip.userAgent,

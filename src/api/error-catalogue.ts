@@ -70,6 +70,11 @@ const base: Record<string, CatalogueEntry> = {
     status: 409,
     description: 'A transfer of this call is already in progress; one at a time.',
   },
+  invalid_tls_material: {
+    status: 400,
+    description:
+      "A trunk's TLS CA bundle, client certificate or key that does not load (not PEM, key not matching the certificate), or a client certificate without its key.",
+  },
   invalid_webhook_url: {
     status: 400,
     description:

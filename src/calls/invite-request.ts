@@ -7,7 +7,7 @@
 // extra headers, the call's own (X- and User-to-User, RFC 7433; they replace
 // a trunk header of the same name) and digest credentials.
 import { DEFAULT_TRUNK_IDENTITY, type SipTrunk, type TrunkIdentity } from '../model/entities.js';
-import type { DialRequest } from './ports/signaling-port.js';
+import type { DialRequest, TlsTrunkMaterial } from './ports/signaling-port.js';
 
 export function buildDialRequest(
   trunk: SipTrunk,
@@ -17,8 +17,6 @@ export function buildDialRequest(
   callHeaders: Record<string, string> = {},
 ): Omit<DialRequest, 'answerOffer'> {
   const user = trunkUser(trunk, number);
-  const hostPort = trunkHostPort(trunk);
-  const transportParam = trunk.transport === 'tcp' ? ';transport=tcp' : '';
   const callerUri = callerUriOf(trunk, callerId);
   const identity = trunk.identity ?? DEFAULT_TRUNK_IDENTITY;
   const headers: Array<[string, string]> = [];
@@ -41,10 +39,11 @@ export function buildDialRequest(
       host: trunk.host,
       ...(trunk.port ? { port: trunk.port } : {}),
       transport: trunk.transport,
+      ...(trunk.transport === 'tls' ? tlsMaterialOf(trunk) : {}),
     },
-    requestUri: `sip:${user}@${hostPort}${transportParam}`,
+    requestUri: userAtTrunkUri(trunk, user),
     from: fromOf(trunk, identity, callerId, callerUri),
-    to: { uri: `sip:${user}@${hostPort}` },
+    to: { uri: userAtTrunkUri(trunk, user, false) },
     headers,
     sdp,
     ...(trunk.username && trunk.password
@@ -91,6 +90,29 @@ export function callerUriOf(trunk: SipTrunk, callerId: string | null): string {
 
 /** A number at the trunk, as an INVITE's Request-URI names it (a blind transfer's Refer-To). */
 export function numberAtTrunkUri(trunk: SipTrunk, number: string): string {
-  const transportParam = trunk.transport === 'tcp' ? ';transport=tcp' : '';
-  return `sip:${trunkUser(trunk, number)}@${trunkHostPort(trunk)}${transportParam}`;
+  return userAtTrunkUri(trunk, trunkUser(trunk, number));
+}
+
+/** A user at the trunk: `sips:` when the trunk asks for it (RFC 3261 §19.1),
+ *  else `sip:` with the transport parameter (in a Request-URI). */
+function userAtTrunkUri(trunk: SipTrunk, user: string, withTransport = true): string {
+  const hostPort = trunkHostPort(trunk);
+  if (trunk.transport === 'tls' && trunk.tls?.sipsUri) return `sips:${user}@${hostPort}`;
+  const param = withTransport && trunk.transport !== 'udp' ? `;transport=${trunk.transport}` : '';
+  return `sip:${user}@${hostPort}${param}`;
+}
+
+/** The trunk's own CA bundle and client certificate, when it has any. */
+function tlsMaterialOf(trunk: SipTrunk): { tls?: TlsTrunkMaterial } {
+  const t = trunk.tls;
+  if (!t || (t.caPem === null && t.clientCertPem === null)) return {};
+  return {
+    tls: {
+      profile: trunk.id,
+      ...(t.caPem !== null ? { ca: t.caPem } : {}),
+      ...(t.clientCertPem !== null && t.clientKeyPem !== null
+        ? { cert: t.clientCertPem, key: t.clientKeyPem }
+        : {}),
+    },
+  };
 }

@@ -14,6 +14,7 @@ export interface LegFailureInput {
   warning?: string;
   q850?: number;
   cause: 'response' | 'timeout' | 'transport' | 'cancelled';
+  transportError?: string;
 }
 
 export interface MappedFailure {
@@ -153,6 +154,7 @@ export function mapSipFailure(f: LegFailureInput, ringTimedOut = false): MappedF
     reason: f.reason || undefined,
     ...(f.warning ? { warning: f.warning } : {}),
     ...(f.q850 !== undefined ? { q850: f.q850 } : {}),
+    ...(f.transportError ? { transportError: f.transportError } : {}),
   };
   if (f.cause === 'cancelled') {
     if (ringTimedOut)

@@ -10,7 +10,7 @@ type Status = TrunkHealthView['status'];
 
 export interface TrunkMonitorPort {
   setTrunks(
-    targets: Array<{ id: string; host: string; port?: number; transport: 'udp' | 'tcp' }>,
+    targets: Array<{ id: string; host: string; port?: number; transport: 'udp' | 'tcp' | 'tls' }>,
   ): void;
   status(trunkId: string): Status;
   health(trunkId: string): { status: Status; checkedAt: number | null; lastError: string | null };

@@ -274,6 +274,40 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
       'Unanswered OPTIONS pings in a row (each waits Timer F, 64 × T1) before a trunk is offline; a DNS or transport failure is at once.',
   },
   {
+    key: 'sip.tlsPort',
+    type: 'int',
+    default: 5061,
+    env: 'GATEWAY_SIP_TLS_PORT',
+    min: 0,
+    max: 65535,
+    description:
+      'SIP over TLS listener port (0 = any free port); it listens only with sip.tlsCertFile and sip.tlsKeyFile. TLS trunks are dialed either way.',
+  },
+  {
+    key: 'sip.tlsCertFile',
+    type: 'string',
+    default: '',
+    env: 'GATEWAY_SIP_TLS_CERT_FILE',
+    description:
+      "PEM file with the gateway's TLS certificate (chain) for inbound TLS (in-dialog requests from TLS trunks); empty = no TLS listener.",
+  },
+  {
+    key: 'sip.tlsKeyFile',
+    type: 'string',
+    default: '',
+    env: 'GATEWAY_SIP_TLS_KEY_FILE',
+    description: 'PEM file with the private key of sip.tlsCertFile.',
+  },
+  {
+    key: 'sip.tlsKeepAliveSeconds',
+    type: 'int',
+    default: 30,
+    env: 'GATEWAY_SIP_TLS_KEEPALIVE_SECONDS',
+    min: 0,
+    description:
+      'RFC 5626 CRLF keep-alive on TLS connections the gateway opened: a ping after this long without traffic, the connection dropped when no pong comes within 10 s (0 = none).',
+  },
+  {
     key: 'sip.tcpIdleTimeoutMs',
     type: 'int',
     default: 60000,
@@ -693,6 +727,10 @@ export interface Config {
     sessionMinExpiresSeconds: number;
     optionsPingSeconds: number;
     optionsPingFailures: number;
+    tlsPort: number;
+    tlsCertFile: string;
+    tlsKeyFile: string;
+    tlsKeepAliveSeconds: number;
     tcpIdleTimeoutMs: number;
     tcpMessageDeadlineMs: number;
     tcpMaxConnections: number;

@@ -46,6 +46,9 @@ export interface SipFailure {
   code: number;
   reason?: string;
   warning?: string;
+  /** No response came because the transport failed: what it said, e.g.
+   *  "tls: certificate not trusted (UNABLE_TO_GET_ISSUER_CERT_LOCALLY)". */
+  transportError?: string;
   q850?: number;
   kind?:
     | 'number_not_in_service'

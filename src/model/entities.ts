@@ -83,7 +83,7 @@ export interface OwnedDocument {
   modifiedAt: string;
 }
 
-export type SipTransport = 'udp' | 'tcp';
+export type SipTransport = 'udp' | 'tcp' | 'tls';
 
 export interface SipTrunk extends OwnedDocument {
   name: string;
@@ -110,6 +110,26 @@ export interface SipTrunk extends OwnedDocument {
   optionsPing?: boolean;
   /** How the caller is presented to the carrier (issue 26 item 4). Absent on trunks stored before it existed: the defaults. */
   identity?: TrunkIdentity;
+  /** TLS settings (transport `tls`, issue 26 item 1); absent: the system's CAs, no client certificate, sip: URIs. */
+  tls?: TrunkTls;
+}
+
+export const DEFAULT_TRUNK_TLS: TrunkTls = {
+  caPem: null,
+  clientCertPem: null,
+  clientKeyPem: null,
+  sipsUri: false,
+};
+
+/** How a TLS trunk is verified and how we present ourselves to it. */
+export interface TrunkTls {
+  /** PEM CA bundle the trunk's certificate must chain to; null: the system's CAs. */
+  caPem: string | null;
+  /** Client certificate (chain) and its private key, PEM, for carriers that require mutual TLS. The key is a secret: never shown back. */
+  clientCertPem: string | null;
+  clientKeyPem: string | null;
+  /** Address the trunk with sips: URIs (RFC 3261 §19.1) instead of sip:…;transport=tls. */
+  sipsUri: boolean;
 }
 
 /** A trunk's presentation of the caller: what the From user is, and which identity headers go with it. */

@@ -16,7 +16,7 @@ export interface StoredDialog {
   remoteTarget: string;
   routeSet: string[];
   localSeq: number;
-  transport: 'udp' | 'tcp';
+  transport: 'udp' | 'tcp' | 'tls';
   destination: { host: string; port: number };
 }
 
@@ -34,7 +34,7 @@ interface Row {
   remote_target: string;
   route_set: string;
   local_cseq: number;
-  transport: 'udp' | 'tcp';
+  transport: 'udp' | 'tcp' | 'tls';
   dest_host: string;
   dest_port: number;
 }

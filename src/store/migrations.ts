@@ -247,6 +247,35 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
     `,
   },
+  {
+    // Issue 26: a dialog may run over TLS; SQLite changes a CHECK by rebuilding.
+    version: 6,
+    sql: `
+      CREATE TABLE live_dialogs_v6 (
+        call_record_id TEXT NOT NULL REFERENCES calls(id) ON DELETE CASCADE,
+        leg TEXT NOT NULL DEFAULT 'callee' CHECK (leg IN ('callee', 'transfer_target')),
+        sip_call_id TEXT NOT NULL,
+        local_tag TEXT NOT NULL,
+        remote_tag TEXT NOT NULL,
+        local_party TEXT NOT NULL,
+        remote_party TEXT NOT NULL,
+        remote_target TEXT NOT NULL,
+        route_set TEXT NOT NULL,
+        local_cseq INTEGER NOT NULL,
+        transport TEXT NOT NULL CHECK (transport IN ('udp', 'tcp', 'tls')),
+        dest_host TEXT NOT NULL,
+        dest_port INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        modified_at TEXT NOT NULL,
+        PRIMARY KEY (call_record_id, leg)
+      );
+      INSERT INTO live_dialogs_v6 SELECT call_record_id, leg, sip_call_id, local_tag, remote_tag,
+        local_party, remote_party, remote_target, route_set, local_cseq, transport, dest_host,
+        dest_port, created_at, modified_at FROM live_dialogs;
+      DROP TABLE live_dialogs;
+      ALTER TABLE live_dialogs_v6 RENAME TO live_dialogs;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

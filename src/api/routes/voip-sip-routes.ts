@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { TrunkHealthView } from '../../calls/trunk-resolution.js';
-import { DEFAULT_TRUNK_IDENTITY, type SipTrunk } from '../../model/entities.js';
+import { createSecureContext } from 'node:tls';
+import { DEFAULT_TRUNK_IDENTITY, DEFAULT_TRUNK_TLS, type SipTrunk } from '../../model/entities.js';
 import {
   E164_PATTERN,
   ROUTE_PREFIX_PATTERN,
@@ -27,6 +28,8 @@ import {
 } from '../schemas/shared.js';
 
 const E164 = () => Type.String({ pattern: E164_PATTERN });
+const PEM_CERTIFICATE = '^\\s*-----BEGIN CERTIFICATE-----';
+const PEM_PRIVATE_KEY = '^\\s*-----BEGIN [A-Z ]*PRIVATE KEY-----';
 /** Text that goes into a SIP message: no CR, LF, NUL or other control (model/sip-values.ts). */
 const SIP_TEXT = (maxLength = 200) => Type.String({ maxLength, pattern: SIP_TEXT_PATTERN });
 const ACCESS = 'VoIP & SIP' as const;
@@ -43,7 +46,10 @@ const TRUNK_FIELDS = {
       description: 'null: resolve by DNS SRV (RFC 3263), else 5060.',
     }),
   ),
-  transport: stringEnum(['udp', 'tcp']),
+  transport: stringEnum(
+    ['udp', 'tcp', 'tls'],
+    'tls: SIP over TLS (RFC 3261 §26), port 5061 unless given; see `tls`.',
+  ),
   username: nullable(SIP_TEXT()),
   password: nullable(SIP_TEXT()),
   defaultCallerId: nullable(E164()),
@@ -91,6 +97,42 @@ const TRUNK_FIELDS = {
         'How the caller is presented (withheld caller ID: anonymous From and Privacy: id regardless). Default: caller ID in From, P-Asserted-Identity, no display name, no Diversion.',
     },
   ),
+  tls: Type.Object(
+    {
+      caPem: nullable(
+        Type.String({
+          maxLength: 65_536,
+          pattern: PEM_CERTIFICATE,
+          description:
+            "PEM CA bundle the trunk's certificate must chain to; null (default): the system's CAs.",
+        }),
+      ),
+      clientCertPem: nullable(
+        Type.String({
+          maxLength: 65_536,
+          pattern: PEM_CERTIFICATE,
+          description: 'Client certificate (chain), PEM, for carriers that require mutual TLS.',
+        }),
+      ),
+      clientKeyPem: nullable(
+        Type.String({
+          maxLength: 65_536,
+          pattern: PEM_PRIVATE_KEY,
+          description:
+            "The client certificate's private key, PEM (unencrypted). Never shown back; omitted in a PATCH, the stored key is kept.",
+        }),
+      ),
+      sipsUri: Type.Boolean({
+        description:
+          'Address the trunk with sips: URIs instead of sip:…;transport=tls (default false).',
+      }),
+    },
+    {
+      additionalProperties: false,
+      description:
+        "TLS settings for transport tls: the trunk's certificate is always verified (chain and name: SNI = host).",
+    },
+  ),
 };
 
 const { password: _password, optionsPing, ...SHOWN_TRUNK_FIELDS } = TRUNK_FIELDS;
@@ -107,10 +149,13 @@ export const TrunkHealthSchema = Type.Object(
   { description: "The OPTIONS monitor's view of the trunk." },
 );
 
-/** A trunk as the API shows it: never the password, whether there is one; its health. */
+const { clientKeyPem: _clientKeyPem, ...SHOWN_TLS_FIELDS } = TRUNK_FIELDS.tls.properties;
+
+/** A trunk as the API shows it: never the password or the TLS key, whether there is one; its health. */
 export const TrunkViewSchema = Type.Object({
   ...OwnedDocumentFields,
   ...SHOWN_TRUNK_FIELDS,
+  tls: Type.Object({ ...SHOWN_TLS_FIELDS, hasClientKey: Type.Boolean() }),
   // absent on trunks stored before it existed
   optionsPing: Type.Optional(optionsPing),
   hasPassword: Type.Boolean(),
@@ -158,13 +203,38 @@ export interface TrunkHealthSource {
 const NOT_CHECKED: TrunkHealthView = { status: 'unknown', checkedAt: null, lastError: null };
 
 export function trunkView(t: SipTrunk, health?: TrunkHealthSource): TrunkView {
-  const { password, ...rest } = t;
+  const { password, tls, ...rest } = t;
+  const { clientKeyPem, ...shownTls } = tls ?? DEFAULT_TRUNK_TLS;
   return {
     ...rest,
     identity: t.identity ?? DEFAULT_TRUNK_IDENTITY,
+    tls: { ...shownTls, hasClientKey: clientKeyPem !== null },
     hasPassword: !!password,
     health: health?.health(t.id) ?? NOT_CHECKED,
   };
+}
+
+/** A trunk's TLS material must load as Node will use it: 400 invalid_tls_material if not. */
+function checkTlsMaterial(t: SipTrunk): void {
+  const tls = t.tls;
+  if (!tls) return;
+  if ((tls.clientCertPem === null) !== (tls.clientKeyPem === null))
+    throw new ApiError(
+      'invalid_tls_material',
+      'tls.clientCertPem and tls.clientKeyPem go together.',
+    );
+  try {
+    createSecureContext({
+      ca: tls.caPem ?? undefined,
+      cert: tls.clientCertPem ?? undefined,
+      key: tls.clientKeyPem ?? undefined,
+    });
+  } catch {
+    throw new ApiError(
+      'invalid_tls_material',
+      'The TLS CA bundle, client certificate or key does not load (or the key does not match).',
+    );
+  }
 }
 
 export function registerVoipSipRoutes(
@@ -209,7 +279,22 @@ export function registerVoipSipRoutes(
       maxChannels: b.maxChannels ?? null,
       optionsPing: b.optionsPing ?? false,
       identity: b.identity ?? DEFAULT_TRUNK_IDENTITY,
+      tls: { ...DEFAULT_TRUNK_TLS, ...b.tls },
     }),
+    // A PATCH's tls replaces the stored one, but without the key it keeps the
+    // stored key (clients never see it).
+    onPatch: (prev, next) =>
+      next.tls === prev.tls
+        ? next
+        : {
+            ...next,
+            tls: {
+              ...DEFAULT_TRUNK_TLS,
+              clientKeyPem: prev.tls?.clientKeyPem ?? null,
+              ...next.tls,
+            },
+          },
+    check: (t) => checkTlsMaterial(t),
     afterSave: (t) => {
       trunkHealth?.refresh();
       if (!t.isDefault) return;

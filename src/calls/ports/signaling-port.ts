@@ -1,9 +1,26 @@
 // What the calls domain needs from a SIP engine, at the call-leg (dialog)
 // level: the embedded stack (src/sip) and the drachtio adapter both fit it.
 
+import type { SipTransport } from '../../model/entities.js';
+
+/** A TLS trunk's own verification material; absent parts: the system's CAs, no client certificate. */
+export interface TlsTrunkMaterial {
+  /** Names the material (the trunk's id); the engine keeps one context per profile. */
+  profile: string;
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
 export interface DialRequest {
   /** The trunk. No port → RFC 3263 SRV, then 5060. */
-  target: { host: string; port?: number; transport: 'udp' | 'tcp' };
+  target: {
+    host: string;
+    port?: number;
+    transport: SipTransport;
+    /** TLS: the trunk's CA bundle and client certificate (PEM), by trunk id. */
+    tls?: TlsTrunkMaterial;
+  };
   requestUri: string;
   from: { uri: string; displayName?: string };
   to: { uri: string; displayName?: string };
@@ -45,7 +62,7 @@ export interface DialogSnapshot {
   remoteTarget: string;
   routeSet: string[];
   localSeq: number;
-  transport: 'udp' | 'tcp';
+  transport: SipTransport;
   destination: { host: string; port: number };
 }
 
@@ -56,6 +73,8 @@ export interface LegFailure {
   q850?: number;
   cause: 'response' | 'timeout' | 'transport' | 'cancelled';
   retryAfter?: number;
+  /** cause `transport`: what the transport said (TLS handshake, refused connection). */
+  transportError?: string;
 }
 
 export interface LegEvents {

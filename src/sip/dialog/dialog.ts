@@ -229,8 +229,17 @@ export function uriEndpoint(uriText: string, fallback: Endpoint): Endpoint {
   const host = uri.host.startsWith('[') ? uri.host.slice(1, -1) : uri.host;
   if (!/^[\d.]+$/.test(host) && !host.includes(':')) return fallback;
   const t = uri.params.transport?.toLowerCase();
-  const transport = t === 'tcp' || t === 'udp' ? t : fallback.transport;
-  return { transport, host, port: uri.port ?? 5060 };
+  // RFC 3261 §19.1.2 / RFC 5630: a sips URI or transport=tls is TLS, on 5061 by default.
+  const transport =
+    uri.scheme === 'sips' || t === 'tls'
+      ? 'tls'
+      : t === 'tcp' || t === 'udp'
+        ? t
+        : fallback.transport;
+  const port = uri.port ?? (transport === 'tls' ? 5061 : 5060);
+  // The next hop over TLS is verified as the trunk was (its name and CA bundle).
+  if (transport === 'tls' && fallback.tls) return { transport, host, port, tls: fallback.tls };
+  return { transport, host, port };
 }
 
 function isLooseRoute(route: string): boolean {

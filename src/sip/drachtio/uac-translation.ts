@@ -62,9 +62,11 @@ export function nextHop(req: InviteOptions): string | undefined {
   const hostPort = port ? `${host}:${port}` : host;
   const at = req.requestUri.indexOf('@');
   const uriHost = req.requestUri.slice(at + 1).split(/[;?>]/)[0];
-  const sameTransport = (transport === 'tcp') === /;transport=tcp/i.test(req.requestUri);
-  if (uriHost === hostPort && sameTransport) return undefined;
-  return `sip:${hostPort}${transport === 'tcp' ? ';transport=tcp' : ''}`;
+  const uriTransport = req.requestUri.startsWith('sips:')
+    ? 'tls'
+    : (/;transport=(tcp|tls)/i.exec(req.requestUri)?.[1]?.toLowerCase() ?? 'udp');
+  if (uriHost === hostPort && uriTransport === transport) return undefined;
+  return `sip:${hostPort}${transport === 'udp' ? '' : `;transport=${transport}`}`;
 }
 
 /** 180/183 (drachtio-server swallows 100) → `provisional`, with early SDP. */

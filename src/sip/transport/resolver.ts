@@ -1,10 +1,10 @@
 // Trunk host resolution (RFC 3263 §4.2): an IP literal is used as is; a name
 // with a port is resolved with A/AAAA; a name without a port is looked up with
-// SRV first, then A/AAAA on port 5060.
+// SRV first, then A/AAAA on port 5060 (5061 for TLS, RFC 3261 §19.1.2).
 
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import { SipStackError, type Endpoint, type TransportProtocol } from './types.js';
+import { SipStackError, type Endpoint, type TlsPeer, type TransportProtocol } from './types.js';
 
 /** The subset of node:dns/promises the resolver uses; inject a fake in tests. */
 export interface DnsResolver {
@@ -21,6 +21,8 @@ export interface TargetHost {
   host: string;
   port?: number;
   transport: TransportProtocol;
+  /** TLS: the profile (trunk) whose CA bundle and client certificate apply. */
+  tls?: { profile: string };
 }
 
 export const defaultDnsResolver: DnsResolver = {
@@ -31,6 +33,7 @@ export const defaultDnsResolver: DnsResolver = {
 };
 
 const DEFAULT_PORT = 5060;
+const DEFAULT_TLS_PORT = 5061;
 
 /** Endpoints to try in order; rejects with code `dns_failure` when none. */
 export async function resolveTarget(
@@ -39,16 +42,26 @@ export async function resolveTarget(
 ): Promise<Endpoint[]> {
   const { transport } = target;
   const host = target.host.startsWith('[') ? target.host.slice(1, -1) : target.host;
-  if (isIP(host) !== 0) return [{ transport, host, port: target.port ?? DEFAULT_PORT }];
+  const literal = isIP(host) !== 0;
+  // RFC 5922 §4: the certificate must name the host of the URI we resolved.
+  const tls: TlsPeer | undefined =
+    transport === 'tls'
+      ? { ...(literal ? {} : { serverName: host }), profile: target.tls?.profile }
+      : undefined;
+  const defaultPort = transport === 'tls' ? DEFAULT_TLS_PORT : DEFAULT_PORT;
+  const endpoint = (address: string, port: number): Endpoint =>
+    tls ? { transport, host: address, port, tls } : { transport, host: address, port };
+  if (literal) return [endpoint(host, target.port ?? defaultPort)];
   if (target.port === undefined) {
-    // RFC 3263 §4.2: SRV _sip._udp / _sip._tcp, ordered by priority then weight.
-    const srv = await resolver.resolveSrv(`_sip._${transport}.${host}`).catch(() => []);
+    // RFC 3263 §4.2: SRV _sip._udp, _sip._tcp or _sips._tcp, ordered by priority then weight.
+    const service = transport === 'tls' ? '_sips._tcp' : `_sip._${transport}`;
+    const srv = await resolver.resolveSrv(`${service}.${host}`).catch(() => []);
     if (srv.length > 0) {
       const sorted = [...srv].sort((a, b) => a.priority - b.priority || b.weight - a.weight);
       const out: Endpoint[] = [];
       for (const rec of sorted) {
         for (const address of await addresses(rec.name, resolver)) {
-          out.push({ transport, host: address, port: rec.port });
+          out.push(endpoint(address, rec.port));
         }
       }
       if (out.length > 0) return out;
@@ -56,7 +69,7 @@ export async function resolveTarget(
   }
   const list = await addresses(host, resolver);
   if (list.length === 0) throw new SipStackError('dns_failure', 'trunk host did not resolve');
-  return list.map((address) => ({ transport, host: address, port: target.port ?? DEFAULT_PORT }));
+  return list.map((address) => endpoint(address, target.port ?? defaultPort));
 }
 
 async function addresses(name: string, resolver: DnsResolver): Promise<string[]> {

@@ -31,6 +31,13 @@ export interface SipStats {
   tcpClosedCap: number;
   /** RFC 5626 keep-alive pings (double CRLF) answered with a CRLF. */
   tcpKeepAlivePongs: number;
+  /** TLS connections whose handshake failed (bad or untrusted certificate,
+   *  protocol error), ours or a peer's. */
+  tlsHandshakeFailures: number;
+  /** RFC 5626 §4.4.1 keep-alive pings we sent on our TLS connections, and
+   *  connections closed because the pong did not come in time. */
+  keepAlivePingsSent: number;
+  keepAliveTimeouts: number;
   /** Exceptions thrown by a layer above while handling a message. */
   handlerErrors: number;
   /** Responses sent without a transaction (OPTIONS, strangers, over the budget; RFC 3261 §8.2.7). */
@@ -59,6 +66,9 @@ export function createSipStats(): SipStats {
     tcpClosedIdle: 0,
     tcpClosedCap: 0,
     tcpKeepAlivePongs: 0,
+    tlsHandshakeFailures: 0,
+    keepAlivePingsSent: 0,
+    keepAliveTimeouts: 0,
     handlerErrors: 0,
     statelessResponses: 0,
     clientTransactionsRefused: 0,

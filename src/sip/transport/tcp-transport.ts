@@ -1,5 +1,8 @@
-// TCP transport: a listener plus a pool of connections keyed by remote address,
-// reused in both directions (RFC 3261 §18.2.2, §18.3), framed by Content-Length.
+// TCP and TLS transport: a listener plus a pool of connections keyed by remote
+// address, reused in both directions (RFC 3261 §18.2.2, §18.3), framed by
+// Content-Length. TLS (RFC 3261 §26.2.1) is the same stream over node:tls;
+// connections we open verify the peer's certificate and, when idle, send the
+// RFC 5626 §4.4.1 CRLF keep-alive and are dropped when no pong comes.
 //
 // Every connection is bounded: a message must complete within a deadline from
 // its first byte, however slowly it trickles; a connection with no complete
@@ -10,10 +13,12 @@
 // messages is an RFC 5626 §4.4.1 keep-alive ping answered with one CRLF; a
 // lone CRLF there is ignored (RFC 3261 §7.5) and keeps nothing alive.
 
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { createServer, connect, isIP, type Server, type Socket } from 'node:net';
+import * as tls from 'node:tls';
 import type { Clock, TimerHandle } from './clock.js';
 import type { SipStats } from './stats.js';
-import type { RawReceiver, SendErrorHandler, SipTransport } from './types.js';
+import { isTlsFailure } from './tls-errors.js';
+import type { RawReceiver, SendErrorHandler, SipTransport, TlsPeer } from './types.js';
 
 /** Returns the length of the message starting at `offset`, -1 when more bytes
  *  are needed; throws when the stream cannot be framed. */
@@ -39,10 +44,35 @@ export const DEFAULT_TCP_LIMITS: TcpLimits = {
 /** The counters this transport keeps (fields of the stack's SipStats). */
 export type TcpCounters = Pick<
   SipStats,
-  'tcpClosedDeadline' | 'tcpClosedIdle' | 'tcpClosedCap' | 'tcpKeepAlivePongs'
+  | 'tcpClosedDeadline'
+  | 'tcpClosedIdle'
+  | 'tcpClosedCap'
+  | 'tcpKeepAlivePongs'
+  | 'tlsHandshakeFailures'
+  | 'keepAlivePingsSent'
+  | 'keepAliveTimeouts'
 >;
 
+/** What makes the stream TLS. */
+export interface StreamTlsOptions {
+  /** The certificate (chain) and key our listener presents, PEM; without
+   *  them we only open connections. `ca` + `requestClientCert`: peers must
+   *  present a certificate from that CA (mutual TLS). */
+  server?: { cert: string; key: string; ca?: string; requestClientCert?: boolean };
+  /** The context for connections to a peer of a profile (a trunk's CA
+   *  bundle and client certificate); undefined: the system's CAs, no client
+   *  certificate. */
+  contextFor(profile: string | undefined): tls.SecureContext | undefined;
+  /** RFC 5626 §4.4.1 on connections we opened: a double CRLF after this
+   *  long without traffic, the connection dropped when no CRLF answers
+   *  within the timeout. 0 = no keep-alive. */
+  keepAliveIntervalMs: number;
+  keepAliveTimeoutMs: number;
+}
+
 export interface TcpTransportOptions extends Partial<TcpLimits> {
+  /** Present: a TLS transport. */
+  tls?: StreamTlsOptions;
   host: string;
   port: number;
   onData: RawReceiver;
@@ -81,13 +111,19 @@ interface Connection {
   deadline: TimerHandle | undefined;
   /** Set once we decided to close: the socket is no longer used for sends. */
   closing: TimerHandle | true | undefined;
+  /** When our keep-alive ping left, while its pong is awaited. */
+  pingSentAt: number | undefined;
 }
 
 const PONG = Buffer.from('\r\n');
+const PING = Buffer.from('\r\n\r\n');
 
 export class TcpTransport implements SipTransport {
-  readonly protocol = 'tcp' as const;
+  readonly protocol: 'tcp' | 'tls';
   private server: Server | undefined;
+  private running = false;
+  /** TLS: how each peer we connected to was verified, for reconnects. */
+  private readonly peers = new Map<string, TlsPeer>();
   /** Connections new messages may use, by "host:port". */
   private readonly connections = new Map<string, Connection>();
   /** Every socket still holding a descriptor, closing ones included. */
@@ -102,6 +138,7 @@ export class TcpTransport implements SipTransport {
   private readonly limits: TcpLimits;
 
   constructor(private readonly opts: TcpTransportOptions) {
+    this.protocol = opts.tls ? 'tls' : 'tcp';
     this.idleTimeoutMs = opts.idleTimeoutMs ?? 60_000;
     this.closeGraceMs = opts.closeGraceMs ?? 1000;
     this.maxPendingBytes = opts.maxPendingBytes ?? 65_535;
@@ -114,7 +151,14 @@ export class TcpTransport implements SipTransport {
   }
 
   listen(): Promise<void> {
-    const server = createServer((socket) => this.accept(socket));
+    this.running = true;
+    const server = this.createListener();
+    if (!server) {
+      // TLS without a certificate of ours: connections we open only.
+      this.bound = { host: this.opts.host, port: this.opts.port };
+      this.scheduleSweep();
+      return Promise.resolve();
+    }
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -128,7 +172,31 @@ export class TcpTransport implements SipTransport {
     });
   }
 
+  private createListener(): Server | undefined {
+    const secure = this.opts.tls;
+    if (!secure) return createServer((socket) => this.accept(socket));
+    if (!secure.server) return undefined;
+    const { cert, key, ca, requestClientCert } = secure.server;
+    const server = tls.createServer(
+      {
+        cert,
+        key,
+        ca,
+        requestCert: requestClientCert === true,
+        rejectUnauthorized: requestClientCert === true,
+        // A handshake is bounded like a message.
+        handshakeTimeout: this.limits.messageDeadlineMs,
+      },
+      (socket) => this.accept(socket),
+    );
+    server.on('tlsClientError', () => {
+      if (this.opts.counters) this.opts.counters.tlsHandshakeFailures++;
+    });
+    return server;
+  }
+
   close(): Promise<void> {
+    this.running = false;
     if (this.sweeper !== undefined) this.opts.clock.clearTimer(this.sweeper);
     this.sweeper = undefined;
     for (const c of [...this.open]) {
@@ -151,20 +219,41 @@ export class TcpTransport implements SipTransport {
     return this.open.size;
   }
 
-  send(buf: Buffer, host: string, port: number, onError?: SendErrorHandler): void {
-    if (!this.server) {
-      onError?.(new Error('tcp transport closed'));
+  send(buf: Buffer, host: string, port: number, onError?: SendErrorHandler, peer?: TlsPeer): void {
+    if (!this.running) {
+      onError?.(new Error(`${this.protocol} transport closed`));
       return;
     }
     const key = `${host}:${port}`;
     let conn = this.connections.get(key);
     if (!conn) {
-      const socket = connect({ host, port });
+      const socket = this.opts.tls
+        ? this.connectTls(key, host, port, peer)
+        : connect({ host, port });
       conn = this.adopt(socket, host, port, false, true);
     }
     conn.lastActivity = this.opts.clock.now();
     if (conn.connecting && onError) conn.waiting.push(onError);
     conn.socket.write(buf);
+  }
+
+  /** RFC 3261 §26.2.1, RFC 5922 §7.2: the peer's certificate must chain to a
+   *  trusted CA and name the host we resolved (SNI = that name); the IP when
+   *  we only know the IP. A reconnect is verified as the first connection was. */
+  private connectTls(key: string, host: string, port: number, peer: TlsPeer | undefined): Socket {
+    const secure = this.opts.tls!;
+    if (peer) this.peers.set(key, peer);
+    const known = peer ?? this.peers.get(key);
+    const name = known?.serverName;
+    const servername = name && isIP(name) === 0 ? name : undefined;
+    return tls.connect({
+      host,
+      port,
+      servername,
+      secureContext: secure.contextFor(known?.profile),
+      rejectUnauthorized: true,
+      checkServerIdentity: (_, cert) => tls.checkServerIdentity(servername ?? host, cert),
+    });
   }
 
   private accept(socket: Socket): void {
@@ -207,19 +296,23 @@ export class TcpTransport implements SipTransport {
       waiting: [],
       deadline: undefined,
       closing: undefined,
+      pingSentAt: undefined,
     };
     this.connections.set(key, conn);
     this.open.add(conn);
     this.opts.onConnectionChange?.(true);
     socket.setNoDelay(true);
     if (connecting) {
-      socket.once('connect', () => {
+      // TLS is up once the handshake verified the peer, not at the TCP connect.
+      socket.once(this.opts.tls ? 'secureConnect' : 'connect', () => {
         conn.connecting = false;
         conn.waiting = [];
       });
     }
     socket.on('data', (chunk: Buffer) => this.onChunk(conn, chunk));
     socket.on('error', (err) => {
+      if (this.opts.tls && conn.connecting && isTlsFailure(err) && this.opts.counters)
+        this.opts.counters.tlsHandshakeFailures++;
       const waiting = conn.waiting;
       conn.waiting = [];
       for (const cb of waiting) cb(err);
@@ -275,7 +368,7 @@ export class TcpTransport implements SipTransport {
       offset += len;
       completed = true;
       conn.lastActivity = this.opts.clock.now();
-      this.opts.onData(frame, { transport: 'tcp', host: conn.host, port: conn.port });
+      this.opts.onData(frame, { transport: this.protocol, host: conn.host, port: conn.port });
       // The layer above may have closed us (transport stopped).
       if (conn.closing !== undefined || conn.socket.destroyed) return;
     }
@@ -301,6 +394,13 @@ export class TcpTransport implements SipTransport {
 
   private lineFeed(conn: Connection): void {
     const now = this.opts.clock.now();
+    if (conn.pingSentAt !== undefined) {
+      // The pong to our keep-alive (RFC 5626 §4.4.1): the flow is alive.
+      conn.pingSentAt = undefined;
+      conn.boundaryLineFeeds = 0;
+      conn.lastActivity = now;
+      return;
+    }
     if (conn.boundaryLineFeeds === 1 && now - conn.boundaryStart >= this.limits.messageDeadlineMs)
       conn.boundaryLineFeeds = 0;
     if (++conn.boundaryLineFeeds === 1) {
@@ -356,16 +456,37 @@ export class TcpTransport implements SipTransport {
     // timeout (at most a second) after it; cheap for a thousand connections.
     const every = Math.min(1000, Math.max(50, Math.floor(this.idleTimeoutMs / 4)));
     this.sweeper = this.opts.clock.setTimer(() => {
-      const cutoff = this.opts.clock.now() - this.idleTimeoutMs;
+      const now = this.opts.clock.now();
+      const cutoff = now - this.idleTimeoutMs;
       for (const c of this.open) {
+        if (this.keepAlive(c, now)) continue;
         // A message in progress is bounded by its deadline instead.
         if (c.closing === undefined && c.deadline === undefined && c.lastActivity <= cutoff) {
           if (this.opts.counters) this.opts.counters.tcpClosedIdle++;
           this.closeIdle(c);
         }
       }
-      if (this.server) this.scheduleSweep();
+      if (this.running) this.scheduleSweep();
     }, every);
+  }
+
+  /** RFC 5626 §4.4.1 on a TLS connection we opened: ping when quiet, drop it
+   *  when the pong is late. True when the connection was dealt with. */
+  private keepAlive(c: Connection, now: number): boolean {
+    const secure = this.opts.tls;
+    if (!secure || secure.keepAliveIntervalMs <= 0) return false;
+    if (c.inbound || c.connecting || c.closing !== undefined) return false;
+    if (c.pingSentAt !== undefined) {
+      if (now - c.pingSentAt < secure.keepAliveTimeoutMs) return true;
+      if (this.opts.counters) this.opts.counters.keepAliveTimeouts++;
+      this.destroy(c);
+      return true;
+    }
+    if (now - c.lastActivity < secure.keepAliveIntervalMs) return false;
+    c.pingSentAt = now;
+    if (this.opts.counters) this.opts.counters.keepAlivePingsSent++;
+    c.socket.write(PING);
+    return true;
   }
 }
 

@@ -1,5 +1,5 @@
-// The transport layer (RFC 3261 §18): owns the UDP socket and the TCP
-// listener, turns bytes into messages with per-message error isolation, stamps
+// The transport layer (RFC 3261 §18): owns the UDP socket and the TCP and
+// TLS listeners, turns bytes into messages with per-message error isolation, stamps
 // `received`/`rport` on requests (§18.2.1, RFC 3581 §4) and chooses where
 // responses go (§18.2.2).
 
@@ -18,7 +18,8 @@ import { buildBadRequestReply } from './bad-request-reply.js';
 import type { Clock } from './clock.js';
 import { silentLogger, type SipLogger } from './logger.js';
 import type { SipStats } from './stats.js';
-import { TcpTransport, type TcpLimits } from './tcp-transport.js';
+import { TcpTransport, type StreamTlsOptions, type TcpLimits } from './tcp-transport.js';
+import { TlsProfiles } from './tls-profiles.js';
 import {
   SipStackError,
   type Endpoint,
@@ -35,9 +36,14 @@ export interface ListenConfig {
   port: number;
 }
 
+/** The TLS transport: where it listens (when it has a certificate of
+ *  ours) and its keep-alive; the trunks' profiles are added at run time. */
+export type TlsListenConfig = ListenConfig & Omit<StreamTlsOptions, 'contextFor'>;
+
 export interface TransportLayerOptions {
   udp?: ListenConfig;
   tcp?: ListenConfig;
+  tls?: TlsListenConfig;
   /** Host written into Via and Contact; default: the listen host, or the
    *  first non-internal IPv4 address when listening on a wildcard. */
   advertisedHost?: string;
@@ -64,6 +70,8 @@ export class TransportLayer {
   private readonly stats: SipStats;
   private readonly logger: SipLogger;
   private handlerErrorLogged = false;
+  /** Trunks' CA bundles and client certificates (TLS). */
+  readonly tlsProfiles = new TlsProfiles();
 
   constructor(private readonly opts: TransportLayerOptions) {
     this.stats = opts.stats;
@@ -81,22 +89,33 @@ export class TransportLayer {
         }),
       );
     }
-    if (opts.tcp) {
+    const stream = (listen: ListenConfig, secure: StreamTlsOptions | undefined): TcpTransport =>
+      new TcpTransport({
+        host: listen.host,
+        port: listen.port,
+        tls: secure,
+        onData,
+        framer: findMessageLength,
+        clock: opts.clock,
+        idleTimeoutMs: opts.tcpIdleTimeoutMs,
+        ...opts.tcpLimits,
+        counters: this.stats,
+        onFramingError: () => this.stats.parseErrorsDropped++,
+        onConnectionChange: (opened) => {
+          if (opened) this.stats.tcpConnectionsOpened++;
+          else this.stats.tcpConnectionsClosed++;
+        },
+      });
+    if (opts.tcp) this.transports.set('tcp', stream(opts.tcp, undefined));
+    if (opts.tls) {
+      const { server, keepAliveIntervalMs, keepAliveTimeoutMs } = opts.tls;
       this.transports.set(
-        'tcp',
-        new TcpTransport({
-          ...opts.tcp,
-          onData,
-          framer: findMessageLength,
-          clock: opts.clock,
-          idleTimeoutMs: opts.tcpIdleTimeoutMs,
-          ...opts.tcpLimits,
-          counters: this.stats,
-          onFramingError: () => this.stats.parseErrorsDropped++,
-          onConnectionChange: (opened) => {
-            if (opened) this.stats.tcpConnectionsOpened++;
-            else this.stats.tcpConnectionsClosed++;
-          },
+        'tls',
+        stream(opts.tls, {
+          server,
+          keepAliveIntervalMs,
+          keepAliveTimeoutMs,
+          contextFor: (profile) => this.tlsProfiles.contextFor(profile),
         }),
       );
     }
@@ -161,7 +180,7 @@ export class TransportLayer {
       fail(new SipStackError('transport_not_configured', 'transport not configured'));
       return;
     }
-    t.send(buf, dest.host, dest.port, fail);
+    t.send(buf, dest.host, dest.port, fail, dest.tls);
   }
 
   /** The receive path for one datagram or stream frame. Never throws. */
@@ -249,7 +268,7 @@ function stampTopVia(req: SipRequest, source: Endpoint): void {
 
 /** RFC 3261 §18.2.2 (and RFC 3581 §4): where the responses to a request go. */
 export function responseDestination(req: SipRequest, source: Endpoint): Endpoint {
-  if (source.transport === 'tcp') return source; // same connection while it lives
+  if (source.transport !== 'udp') return source; // same connection while it lives
   const top = getHeaders(req, 'via')[0];
   if (!top) return source;
   let via: Via;

@@ -1,6 +1,7 @@
 // The public shapes of an outgoing call leg (what a SignalingPort adapter consumes).
 
 import type { DialogSnapshot } from '../dialog/dialog.js';
+import type { TlsProfileMaterial } from '../transport/tls-profiles.js';
 import type { TransportProtocol } from '../transport/types.js';
 
 export type { DialogSnapshot } from '../dialog/dialog.js';
@@ -13,7 +14,13 @@ export interface PartyAddress {
 
 export interface InviteOptions {
   /** Where the INVITE goes: the trunk. No port → RFC 3263 SRV, then 5060. */
-  target: { host: string; port?: number; transport: TransportProtocol };
+  target: {
+    host: string;
+    port?: number;
+    transport: TransportProtocol;
+    /** TLS: the trunk's CA bundle and client certificate (PEM), named by `profile`. */
+    tls?: TlsProfileMaterial & { profile: string };
+  };
   requestUri: string;
   from: PartyAddress;
   to: PartyAddress;
@@ -66,6 +73,9 @@ export interface FailedEvent {
   cause: FailureCause;
   /** Retry-After seconds (RFC 3261 §20.33). */
   retryAfter?: number;
+  /** cause `transport`: what the transport said, e.g. "tls: certificate not
+   *  trusted (UNABLE_TO_GET_ISSUER_CERT_LOCALLY)". */
+  transportError?: string;
 }
 
 export interface HangupReason {

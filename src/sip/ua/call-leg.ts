@@ -27,6 +27,7 @@ import {
 } from '../dialog/session-timer.js';
 import type { ClientTransaction, ServerTransaction } from '../transaction/transaction-types.js';
 import type { TimerHandle } from '../transport/clock.js';
+import { describeTransportError } from '../transport/tls-errors.js';
 import type { Endpoint } from '../transport/types.js';
 import type {
   CallLegEvents,
@@ -126,7 +127,12 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     try {
       this.endpoints = await this.ctx.resolve(this.opts.target);
     } catch {
-      this.fail({ status: 503, reason: 'Service Unavailable', cause: 'transport' });
+      this.fail({
+        status: 503,
+        reason: 'Service Unavailable',
+        cause: 'transport',
+        transportError: 'dns: trunk host did not resolve',
+      });
       return;
     }
     if (this.state !== 'resolving') return;
@@ -304,7 +310,7 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
       branch,
       transport: dest.transport,
       sentBy: this.ctx.sentBy(dest.transport),
-      contact: this.ctx.contact(dest.transport),
+      contact: this.contactFor(dest.transport),
       userAgent: this.ctx.config.userAgent,
       extra,
       auth,
@@ -329,7 +335,7 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
         const cause = this.cancelRequested ? 'cancelled' : 'timeout';
         this.fail({ status: 408, reason: 'Request Timeout', cause });
       },
-      onTransportError: () => {
+      onTransportError: (err) => {
         if (this.inviteTx !== tx) return;
         // RFC 3263 §4.3: on a transport failure try the next address.
         const next = this.endpoints.shift();
@@ -339,7 +345,12 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
           return;
         }
         const cause = this.cancelRequested ? 'cancelled' : 'transport';
-        this.fail({ status: 503, reason: 'Service Unavailable', cause });
+        this.fail({
+          status: 503,
+          reason: 'Service Unavailable',
+          cause,
+          transportError: describeTransportError(err, dest.transport),
+        });
       },
     });
     this.inviteTx = tx;
@@ -508,12 +519,19 @@ export class CallLeg extends TypedEmitter<CallLegEvents> {
     );
   }
 
+  /** RFC 3261 §8.1.1.8: a sips Request-URI needs a sips Contact. */
+  private contactFor(t: Endpoint['transport']): string {
+    const contact = this.ctx.contact(t);
+    if (!this.opts.requestUri.startsWith('sips:')) return contact;
+    return contact.replace('<sip:', '<sips:').replace(';transport=tls', '');
+  }
+
   /** @internal */
   localParams(): { sentBy: string; contact: string; userAgent: string } {
     const t = this.dest?.transport ?? this.opts.target.transport;
     return {
       sentBy: this.ctx.sentBy(t),
-      contact: this.ctx.contact(t),
+      contact: this.contactFor(t),
       userAgent: this.ctx.config.userAgent,
     };
   }

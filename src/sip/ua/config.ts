@@ -18,6 +18,9 @@ export interface SipStackConfig {
   udp?: ListenAddress | false;
   /** TCP listener; default same as UDP; false disables TCP. */
   tcp?: ListenAddress | false;
+  /** TLS (RFC 3261 §26): always able to connect to TLS trunks; it listens
+   *  (default 0.0.0.0:5061) only with a certificate of ours. false disables TLS. */
+  tls?: Partial<TlsConfig> | false;
   /** Host in Via/Contact; default the listen host, or the first external IPv4. */
   advertisedHost?: string;
   /** RFC 3261 timers; defaults T1 500 ms, T2 4 s, T4 5 s. */
@@ -42,9 +45,20 @@ export interface SipStackConfig {
   sessionTimer?: Partial<SessionTimerRequest>;
 }
 
+/** The TLS transport's settings. */
+export interface TlsConfig extends ListenAddress {
+  /** Our certificate (chain) and key, PEM: the listener's; none: no listener. */
+  server: { cert: string; key: string; ca?: string; requestClientCert?: boolean } | undefined;
+  /** RFC 5626 §4.4.1 CRLF keep-alive on our TLS connections; default 30 000
+   *  ms, and 10 000 ms for the pong; 0 = none. */
+  keepAliveIntervalMs: number;
+  keepAliveTimeoutMs: number;
+}
+
 export interface ResolvedSipConfig {
   udp: ListenAddress | undefined;
   tcp: ListenAddress | undefined;
+  tls: TlsConfig | undefined;
   advertisedHost: string | undefined;
   timers: TimerConfig;
   userAgent: string;
@@ -63,6 +77,16 @@ export function resolveSipConfig(config: SipStackConfig): ResolvedSipConfig {
   return {
     udp: config.udp === false ? undefined : (config.udp ?? DEFAULT_LISTEN),
     tcp: config.tcp === false ? undefined : (config.tcp ?? DEFAULT_LISTEN),
+    tls:
+      config.tls === false
+        ? undefined
+        : {
+            host: config.tls?.host ?? DEFAULT_LISTEN.host,
+            port: config.tls?.port ?? 5061,
+            server: config.tls?.server,
+            keepAliveIntervalMs: config.tls?.keepAliveIntervalMs ?? 30_000,
+            keepAliveTimeoutMs: config.tls?.keepAliveTimeoutMs ?? 10_000,
+          },
     advertisedHost: config.advertisedHost,
     timers: { ...DEFAULT_TIMER_CONFIG, ...config.timers },
     userAgent: config.userAgent ?? 'outbound-call-gateway',

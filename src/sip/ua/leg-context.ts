@@ -33,6 +33,7 @@ export interface LegContext {
     host: string;
     port?: number;
     transport: TransportProtocol;
+    tls?: { profile: string };
   }): Promise<Endpoint[]>;
   createAuthorizer(credentials: { username: string; password: string }): Authorizer;
   /** Dialog registry: requests whose To tag is `localTag` go to the leg. */

@@ -123,6 +123,7 @@ class EmbeddedSipStack implements SipStack {
     this.transport = new TransportLayer({
       udp: config.udp,
       tcp: config.tcp,
+      tls: config.tls,
       advertisedHost: config.advertisedHost,
       tcpIdleTimeoutMs: config.tcpIdleTimeoutMs,
       tcpLimits: config.tcpLimits,
@@ -169,6 +170,7 @@ class EmbeddedSipStack implements SipStack {
       {
         udp: this.transport.has('udp') ? this.transport.localAddress('udp') : undefined,
         tcp: this.transport.has('tcp') ? this.transport.localAddress('tcp') : undefined,
+        tls: this.config.tls?.server ? this.transport.localAddress('tls') : undefined,
         udpRecvBufferBytes: udp?.recvBufferBytes,
         udpSendBufferBytes: udp?.sendBufferBytes,
         strangers: this.policy.strangers,
@@ -200,6 +202,16 @@ class EmbeddedSipStack implements SipStack {
   }
 
   invite(opts: InviteOptions): CallLeg {
+    const tls = opts.target.tls;
+    if (tls) {
+      try {
+        this.transport.tlsProfiles.set(tls.profile, tls);
+      } catch {
+        // Material the API let through but OpenSSL refuses: the system's CAs apply,
+        // so the handshake fails in the open instead of the leg throwing here.
+        this.transport.tlsProfiles.delete(tls.profile);
+      }
+    }
     const leg = new CallLeg(this.ctx, opts);
     void leg.start();
     return leg;
@@ -328,7 +340,7 @@ class EmbeddedSipStack implements SipStack {
   private contact(t: TransportProtocol): string {
     let c = this.contactCache.get(t);
     if (c === undefined) {
-      c = `<sip:gw@${this.sentBy(t)}${t === 'tcp' ? ';transport=tcp' : ''}>`;
+      c = `<sip:gw@${this.sentBy(t)}${t === 'udp' ? '' : `;transport=${t}`}>`;
       this.contactCache.set(t, c);
     }
     return c;

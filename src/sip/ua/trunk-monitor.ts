@@ -225,7 +225,7 @@ export class TrunkMonitor extends TypedEmitter<TrunkMonitorEvents> {
   private buildOptions(dest: Endpoint, branch: string): SipRequest {
     const sentBy = this.deps.sentBy(dest.transport);
     const host = dest.host.includes(':') ? `[${dest.host}]` : dest.host;
-    const uri = `sip:${host}:${dest.port}${dest.transport === 'tcp' ? ';transport=tcp' : ''}`;
+    const uri = `sip:${host}:${dest.port}${dest.transport === 'udp' ? '' : `;transport=${dest.transport}`}`;
     return {
       kind: 'request',
       method: 'OPTIONS',

@@ -21,7 +21,9 @@ import { Scheduler } from './calls/scheduling/scheduler.js';
 import type { MediaPort } from './calls/ports/media-port.js';
 import type { SignalingPort } from './calls/ports/signaling-port.js';
 import { realTimers } from './calls/timers.js';
+import { TrunkAvailability } from './calls/trunk-availability.js';
 import { TrunkHealthTracker } from './calls/trunk-health.js';
+import { TrunkRegistrations } from './calls/trunk-registrations.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config/config-schema.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
@@ -137,6 +139,8 @@ async function main(): Promise<void> {
           expiresSeconds: config.sip.sessionExpiresSeconds,
           minSeconds: config.sip.sessionMinExpiresSeconds,
         },
+        registerRetryMinMs: config.sip.registerRetryMinSeconds * 1000,
+        registerRetryMaxMs: config.sip.registerRetryMaxSeconds * 1000,
         tcpIdleTimeoutMs: config.sip.tcpIdleTimeoutMs,
         tcpLimits: {
           messageDeadlineMs: config.sip.tcpMessageDeadlineMs,
@@ -216,6 +220,16 @@ async function main(): Promise<void> {
         )
       : undefined;
   trunkHealth?.start();
+  // Registration trunks (issue 26 item 3): REGISTERed by the embedded stack, un-REGISTERed by sip.stop().
+  const registrations = new TrunkRegistrations(
+    store,
+    sip?.registrations,
+    realTimers,
+    2000,
+    log.child({ component: 'trunks' }),
+  );
+  registrations.start();
+  const trunkAvailability = new TrunkAvailability(trunkHealth, registrations);
 
   const retries = new RetryPolicy(clock, { retryDelayUnitMs: config.calls.retryDelayUnitMs });
   // The scheduler dials through the dialer (created below; called only once both exist).
@@ -241,7 +255,7 @@ async function main(): Promise<void> {
     signaling,
     media,
     log: log.child({ component: 'calls' }),
-    trunkHealth,
+    trunkHealth: trunkAvailability,
     agents: (record, agent) =>
       new AgentBridge(record, agent, {
         clock,
@@ -296,7 +310,7 @@ async function main(): Promise<void> {
 
   const calls = new CallService(store, clock, {
     dispatcher: dialer,
-    trunkHealth,
+    trunkHealth: trunkAvailability,
     onScheduled: () => scheduler.poke(),
   });
   const app = await buildApp({
@@ -306,7 +320,7 @@ async function main(): Promise<void> {
     calls,
     accounts,
     metrics,
-    trunkHealth,
+    trunkHealth: trunkAvailability,
     webhooks: {
       allowHttp: config.webhooks.allowHttp,
       secretOverlapSeconds: config.webhooks.secretOverlapSeconds,
@@ -367,6 +381,7 @@ async function main(): Promise<void> {
       await engine.close();
       await app.close();
       trunkHealth?.stop();
+      registrations.stop();
       await sip?.stop();
       await drachtio?.stop().catch(() => undefined);
       db.close();

@@ -39,16 +39,14 @@ export function buildDialRequest(
       host: trunk.host,
       ...(trunk.port ? { port: trunk.port } : {}),
       transport: trunk.transport,
-      ...(trunk.transport === 'tls' ? tlsMaterialOf(trunk) : {}),
+      ...withTls(tlsMaterialOf(trunk)),
     },
     requestUri: userAtTrunkUri(trunk, user),
     from: fromOf(trunk, identity, callerId, callerUri),
     to: { uri: userAtTrunkUri(trunk, user, false) },
     headers,
     sdp,
-    ...(trunk.username && trunk.password
-      ? { credentials: { username: trunk.username, password: trunk.password } }
-      : {}),
+    ...credentialsOf(trunk),
   };
 }
 
@@ -102,17 +100,28 @@ function userAtTrunkUri(trunk: SipTrunk, user: string, withTransport = true): st
   return `sip:${user}@${hostPort}${param}`;
 }
 
-/** The trunk's own CA bundle and client certificate, when it has any. */
-function tlsMaterialOf(trunk: SipTrunk): { tls?: TlsTrunkMaterial } {
+/** Digest credentials for the INVITE: the trunk's, else its registration's. */
+function credentialsOf(trunk: SipTrunk): { credentials?: { username: string; password: string } } {
+  if (trunk.username && trunk.password)
+    return { credentials: { username: trunk.username, password: trunk.password } };
+  const r = trunk.register;
+  if (r?.enabled && r.password)
+    return { credentials: { username: r.authUsername ?? r.username, password: r.password } };
+  return {};
+}
+
+const withTls = (tls: TlsTrunkMaterial | undefined) => (tls ? { tls } : {});
+
+/** A TLS trunk's own CA bundle and client certificate, when it has any. */
+export function tlsMaterialOf(trunk: SipTrunk): TlsTrunkMaterial | undefined {
   const t = trunk.tls;
-  if (!t || (t.caPem === null && t.clientCertPem === null)) return {};
+  if (trunk.transport !== 'tls' || !t || (t.caPem === null && t.clientCertPem === null))
+    return undefined;
   return {
-    tls: {
-      profile: trunk.id,
-      ...(t.caPem !== null ? { ca: t.caPem } : {}),
-      ...(t.clientCertPem !== null && t.clientKeyPem !== null
-        ? { cert: t.clientCertPem, key: t.clientKeyPem }
-        : {}),
-    },
+    profile: trunk.id,
+    ...(t.caPem !== null ? { ca: t.caPem } : {}),
+    ...(t.clientCertPem !== null && t.clientKeyPem !== null
+      ? { cert: t.clientCertPem, key: t.clientKeyPem }
+      : {}),
   };
 }

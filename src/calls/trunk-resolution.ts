@@ -4,6 +4,7 @@
 import type { SipTrunk } from '../model/entities.js';
 import type { CallStore } from './ports/call-store.js';
 import { CallError } from './call-error.js';
+import type { TrunkRegistrationView } from './trunk-registrations.js';
 
 export interface TrunkChoice {
   trunk: SipTrunk;
@@ -12,12 +13,14 @@ export interface TrunkChoice {
   outboundRouteId?: string;
 }
 
-/** What the OPTIONS monitor knows of one trunk (the API shows it as `health`). */
+/** What the OPTIONS monitor knows of one trunk, and its registration (the API shows it as `health`). */
 export interface TrunkHealthView {
   /** unknown: not pinged (optionsPing off) or not checked yet. */
   status: 'online' | 'offline' | 'unknown';
   checkedAt: string | null;
   lastError: string | null;
+  /** Registration trunks only. */
+  registration?: TrunkRegistrationView;
 }
 
 /** Trunks the OPTIONS monitor has seen stop answering, and why. */
@@ -127,6 +130,14 @@ function routesFor(store: CallStore, companyId: string, number: string) {
 /** Says which trunk is down and what the last OPTIONS ping met; never its address. */
 function offlineError(subject: string, trunk: SipTrunk, health?: TrunkHealth): CallError {
   const h = health?.health(trunk.id);
+  const reg = h?.registration;
+  if (reg?.state === 'unregistered') {
+    const why = reg.lastError ? `: ${reg.lastError}` : '';
+    return new CallError(
+      'sip_trunk_offline',
+      `${subject} (${trunk.id}) is offline: it is not registered with its registrar${why}.`,
+    );
+  }
   const since = h?.checkedAt ? ` (last checked ${h.checkedAt})` : '';
   const why = h?.lastError ? `: ${h.lastError}` : '';
   return new CallError(

@@ -308,6 +308,23 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
       'RFC 5626 CRLF keep-alive on TLS connections the gateway opened: a ping after this long without traffic, the connection dropped when no pong comes within 10 s (0 = none).',
   },
   {
+    key: 'sip.registerRetryMinSeconds',
+    type: 'int',
+    default: 30,
+    env: 'GATEWAY_SIP_REGISTER_RETRY_MIN_SECONDS',
+    min: 1,
+    description:
+      "A registration trunk whose REGISTER failed tries again after this long, doubling per failure up to sip.registerRetryMaxSeconds (a registrar's Retry-After wins).",
+  },
+  {
+    key: 'sip.registerRetryMaxSeconds',
+    type: 'int',
+    default: 600,
+    env: 'GATEWAY_SIP_REGISTER_RETRY_MAX_SECONDS',
+    min: 1,
+    description: 'Longest wait between failed registration attempts.',
+  },
+  {
     key: 'sip.tcpIdleTimeoutMs',
     type: 'int',
     default: 60000,
@@ -731,6 +748,8 @@ export interface Config {
     tlsCertFile: string;
     tlsKeyFile: string;
     tlsKeepAliveSeconds: number;
+    registerRetryMinSeconds: number;
+    registerRetryMaxSeconds: number;
     tcpIdleTimeoutMs: number;
     tcpMessageDeadlineMs: number;
     tcpMaxConnections: number;

@@ -112,6 +112,23 @@ export interface SipTrunk extends OwnedDocument {
   identity?: TrunkIdentity;
   /** TLS settings (transport `tls`, issue 26 item 1); absent: the system's CAs, no client certificate, sip: URIs. */
   tls?: TrunkTls;
+  /** Registration with the carrier's registrar (issue 26 item 3); absent or disabled: none. */
+  register?: TrunkRegistration;
+}
+
+/** A trunk that must REGISTER (RFC 3261 §10) before it may send INVITEs. */
+export interface TrunkRegistration {
+  enabled: boolean;
+  /** The address-of-record's user (and our Contact's). */
+  username: string;
+  /** Digest user when it differs from username; null: username. */
+  authUsername: string | null;
+  /** Digest password; a secret, never shown back. */
+  password: string | null;
+  /** Expiry asked for; the registrar may grant less and we refresh before it. */
+  expiresSeconds: number;
+  /** host[:port] of the registrar when it is not the trunk's host; null: the trunk's host, port and transport. */
+  registrar: string | null;
 }
 
 export const DEFAULT_TRUNK_TLS: TrunkTls = {

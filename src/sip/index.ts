@@ -26,6 +26,13 @@ export type {
   ReferRequest,
   ReinviteEvent,
 } from './ua/call-leg-types.js';
+export { Registrations } from './ua/registrations.js';
+export type {
+  RegistrationBinding,
+  RegistrationEvents,
+  RegistrationSnapshot,
+  RegistrationState,
+} from './ua/registrations.js';
 export { TrunkMonitor } from './ua/trunk-monitor.js';
 export type {
   TrunkMonitorEvents,

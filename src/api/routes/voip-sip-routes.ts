@@ -6,7 +6,12 @@ import { Type, type Static } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { TrunkHealthView } from '../../calls/trunk-resolution.js';
 import { createSecureContext } from 'node:tls';
-import { DEFAULT_TRUNK_IDENTITY, DEFAULT_TRUNK_TLS, type SipTrunk } from '../../model/entities.js';
+import {
+  DEFAULT_TRUNK_IDENTITY,
+  DEFAULT_TRUNK_TLS,
+  type SipTrunk,
+  type TrunkRegistration,
+} from '../../model/entities.js';
 import {
   E164_PATTERN,
   ROUTE_PREFIX_PATTERN,
@@ -99,38 +104,81 @@ const TRUNK_FIELDS = {
   ),
   tls: Type.Object(
     {
-      caPem: nullable(
-        Type.String({
-          maxLength: 65_536,
-          pattern: PEM_CERTIFICATE,
+      caPem: Type.Optional(
+        nullable(
+          Type.String({
+            maxLength: 65_536,
+            pattern: PEM_CERTIFICATE,
+            description:
+              "PEM CA bundle the trunk's certificate must chain to; null (default): the system's CAs.",
+          }),
+        ),
+      ),
+      clientCertPem: Type.Optional(
+        nullable(
+          Type.String({
+            maxLength: 65_536,
+            pattern: PEM_CERTIFICATE,
+            description: 'Client certificate (chain), PEM, for carriers that require mutual TLS.',
+          }),
+        ),
+      ),
+      clientKeyPem: Type.Optional(
+        nullable(
+          Type.String({
+            maxLength: 65_536,
+            pattern: PEM_PRIVATE_KEY,
+            description:
+              "The client certificate's private key, PEM (unencrypted). Never shown back; omitted in a PATCH, the stored key is kept.",
+          }),
+        ),
+      ),
+      sipsUri: Type.Optional(
+        Type.Boolean({
           description:
-            "PEM CA bundle the trunk's certificate must chain to; null (default): the system's CAs.",
+            'Address the trunk with sips: URIs instead of sip:…;transport=tls (default false).',
         }),
       ),
-      clientCertPem: nullable(
-        Type.String({
-          maxLength: 65_536,
-          pattern: PEM_CERTIFICATE,
-          description: 'Client certificate (chain), PEM, for carriers that require mutual TLS.',
-        }),
-      ),
-      clientKeyPem: nullable(
-        Type.String({
-          maxLength: 65_536,
-          pattern: PEM_PRIVATE_KEY,
-          description:
-            "The client certificate's private key, PEM (unencrypted). Never shown back; omitted in a PATCH, the stored key is kept.",
-        }),
-      ),
-      sipsUri: Type.Boolean({
-        description:
-          'Address the trunk with sips: URIs instead of sip:…;transport=tls (default false).',
-      }),
     },
     {
       additionalProperties: false,
       description:
         "TLS settings for transport tls: the trunk's certificate is always verified (chain and name: SNI = host).",
+    },
+  ),
+  register: Type.Object(
+    {
+      enabled: Type.Optional(
+        Type.Boolean({ description: 'REGISTER with the registrar (default false).' }),
+      ),
+      username: Type.String({
+        pattern: '^[A-Za-z0-9+._~!$&=-]{1,64}$',
+        description: "The address-of-record's user (sip:username@registrar) and our Contact's.",
+      }),
+      authUsername: Type.Optional(nullable(SIP_TEXT(128))),
+      password: Type.Optional(nullable(SIP_TEXT(128))),
+      expiresSeconds: Type.Optional(
+        Type.Integer({
+          minimum: 10,
+          maximum: 86_400,
+          description:
+            'Expiry asked for (default 3600); refreshed before what the registrar grants.',
+        }),
+      ),
+      registrar: Type.Optional(
+        nullable(
+          Type.String({
+            maxLength: 260,
+            pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$',
+            description: "host[:port] of the registrar; null (default): the trunk's host and port.",
+          }),
+        ),
+      ),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'Registration (RFC 3261 §10): REGISTERed on start and when the trunk is saved, refreshed, un-REGISTERed on shutdown. While it fails, calls through the trunk are refused (sip_trunk_offline). Needs the embedded SIP engine.',
     },
   ),
 };
@@ -145,17 +193,32 @@ export const TrunkHealthSchema = Type.Object(
     ),
     checkedAt: nullable(Type.String({ format: 'date-time' })),
     lastError: nullable(Type.String()),
+    registration: Type.Optional(
+      Type.Object(
+        {
+          state: stringEnum(['registering', 'registered', 'unregistered']),
+          lastStatus: nullable(Type.Integer({ description: 'Final status of the last REGISTER.' })),
+          lastError: nullable(Type.String()),
+          registeredAt: nullable(Type.String({ format: 'date-time' })),
+          expiresAt: nullable(Type.String({ format: 'date-time' })),
+          refreshes: Type.Integer({ description: 'Successful refreshes since it registered.' }),
+        },
+        { description: 'Registration trunks only: the binding with the registrar.' },
+      ),
+    ),
   },
-  { description: "The OPTIONS monitor's view of the trunk." },
+  { description: "The OPTIONS monitor's view of the trunk, and its registration." },
 );
 
 const { clientKeyPem: _clientKeyPem, ...SHOWN_TLS_FIELDS } = TRUNK_FIELDS.tls.properties;
+const { password: _registerPassword, ...SHOWN_REGISTER_FIELDS } = TRUNK_FIELDS.register.properties;
 
 /** A trunk as the API shows it: never the password or the TLS key, whether there is one; its health. */
 export const TrunkViewSchema = Type.Object({
   ...OwnedDocumentFields,
   ...SHOWN_TRUNK_FIELDS,
   tls: Type.Object({ ...SHOWN_TLS_FIELDS, hasClientKey: Type.Boolean() }),
+  register: Type.Optional(Type.Object({ ...SHOWN_REGISTER_FIELDS, hasPassword: Type.Boolean() })),
   // absent on trunks stored before it existed
   optionsPing: Type.Optional(optionsPing),
   hasPassword: Type.Boolean(),
@@ -203,14 +266,40 @@ export interface TrunkHealthSource {
 const NOT_CHECKED: TrunkHealthView = { status: 'unknown', checkedAt: null, lastError: null };
 
 export function trunkView(t: SipTrunk, health?: TrunkHealthSource): TrunkView {
-  const { password, tls, ...rest } = t;
+  const { password, tls, register, ...rest } = t;
   const { clientKeyPem, ...shownTls } = tls ?? DEFAULT_TRUNK_TLS;
   return {
     ...rest,
+    ...(register ? { register: registerView(register) } : {}),
     identity: t.identity ?? DEFAULT_TRUNK_IDENTITY,
     tls: { ...shownTls, hasClientKey: clientKeyPem !== null },
     hasPassword: !!password,
     health: health?.health(t.id) ?? NOT_CHECKED,
+  };
+}
+
+function registerView(r: TrunkRegistration) {
+  const { password, ...shown } = r;
+  return { ...shown, hasPassword: password !== null && password !== '' };
+}
+
+/** A registration as sent (any field may be left out), with defaults; a
+ *  password left out keeps the stored one. 400 without a username. */
+function registrationOf(
+  sent: Partial<TrunkRegistration>,
+  prev: TrunkRegistration | undefined,
+): TrunkRegistration {
+  const username = sent.username ?? prev?.username;
+  if (!username)
+    throw new ApiError('invalid_body', 'register.username is required to register a trunk.');
+  return {
+    enabled: sent.enabled ?? prev?.enabled ?? false,
+    username,
+    authUsername:
+      sent.authUsername !== undefined ? sent.authUsername : (prev?.authUsername ?? null),
+    password: sent.password !== undefined ? sent.password : (prev?.password ?? null),
+    expiresSeconds: sent.expiresSeconds ?? prev?.expiresSeconds ?? 3600,
+    registrar: sent.registrar !== undefined ? sent.registrar : (prev?.registrar ?? null),
   };
 }
 
@@ -280,20 +369,25 @@ export function registerVoipSipRoutes(
       optionsPing: b.optionsPing ?? false,
       identity: b.identity ?? DEFAULT_TRUNK_IDENTITY,
       tls: { ...DEFAULT_TRUNK_TLS, ...b.tls },
+      ...(b.register ? { register: registrationOf(b.register, undefined) } : {}),
     }),
     // A PATCH's tls replaces the stored one, but without the key it keeps the
     // stored key (clients never see it).
-    onPatch: (prev, next) =>
-      next.tls === prev.tls
-        ? next
-        : {
-            ...next,
+    onPatch: (prev, next) => ({
+      ...next,
+      ...(next.tls !== prev.tls
+        ? {
             tls: {
               ...DEFAULT_TRUNK_TLS,
               clientKeyPem: prev.tls?.clientKeyPem ?? null,
               ...next.tls,
             },
-          },
+          }
+        : {}),
+      ...(next.register && next.register !== prev.register
+        ? { register: registrationOf(next.register, prev.register) }
+        : {}),
+    }),
     check: (t) => checkTlsMaterial(t),
     afterSave: (t) => {
       trunkHealth?.refresh();

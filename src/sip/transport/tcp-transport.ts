@@ -91,7 +91,9 @@ export interface TcpTransportOptions extends Partial<TcpLimits> {
   onConnectionChange?: (opened: boolean) => void;
 }
 
-/** A connection; `waiting` collects send-error handlers until it is up. */
+/** A connection; `waiting` collects send-error handlers until the peer has
+ *  said something on it: a refusal can come after the connect (a TLS 1.3
+ *  server checks our certificate after its handshake completed on our side). */
 interface Connection {
   key: string;
   socket: Socket;
@@ -106,6 +108,8 @@ interface Connection {
   boundaryStart: number;
   lastActivity: number;
   connecting: boolean;
+  /** The peer sent a byte on this connection. */
+  heard: boolean;
   waiting: SendErrorHandler[];
   /** Runs while a message is incomplete; fires at its deadline. */
   deadline: TimerHandle | undefined;
@@ -116,6 +120,8 @@ interface Connection {
 }
 
 const PONG = Buffer.from('\r\n');
+/** Send-error handlers kept per connection until the peer speaks. */
+const MAX_WAITING = 64;
 const PING = Buffer.from('\r\n\r\n');
 
 export class TcpTransport implements SipTransport {
@@ -233,7 +239,7 @@ export class TcpTransport implements SipTransport {
       conn = this.adopt(socket, host, port, false, true);
     }
     conn.lastActivity = this.opts.clock.now();
-    if (conn.connecting && onError) conn.waiting.push(onError);
+    if (!conn.heard && onError && conn.waiting.length < MAX_WAITING) conn.waiting.push(onError);
     conn.socket.write(buf);
   }
 
@@ -293,6 +299,7 @@ export class TcpTransport implements SipTransport {
       boundaryStart: 0,
       lastActivity: this.opts.clock.now(),
       connecting,
+      heard: inbound,
       waiting: [],
       deadline: undefined,
       closing: undefined,
@@ -306,18 +313,22 @@ export class TcpTransport implements SipTransport {
       // TLS is up once the handshake verified the peer, not at the TCP connect.
       socket.once(this.opts.tls ? 'secureConnect' : 'connect', () => {
         conn.connecting = false;
-        conn.waiting = [];
       });
     }
-    socket.on('data', (chunk: Buffer) => this.onChunk(conn, chunk));
+    socket.on('data', (chunk: Buffer) => {
+      if (!conn.heard) {
+        conn.heard = true;
+        conn.waiting = [];
+      }
+      this.onChunk(conn, chunk);
+    });
     socket.on('error', (err) => {
-      if (this.opts.tls && conn.connecting && isTlsFailure(err) && this.opts.counters)
+      if (this.opts.tls && !conn.heard && isTlsFailure(err) && this.opts.counters)
         this.opts.counters.tlsHandshakeFailures++;
-      const waiting = conn.waiting;
-      conn.waiting = [];
-      for (const cb of waiting) cb(err);
+      this.failWaiting(conn, err);
     });
     socket.on('close', () => {
+      this.failWaiting(conn, Object.assign(new Error('connection closed'), { code: 'ECONNRESET' }));
       this.clearTimers(conn);
       if (this.connections.get(key) === conn) this.connections.delete(key);
       if (this.open.delete(conn) && conn.inbound) {
@@ -329,6 +340,13 @@ export class TcpTransport implements SipTransport {
       this.opts.onConnectionChange?.(false);
     });
     return conn;
+  }
+
+  /** The connection died before the peer said anything: what we sent on it failed. */
+  private failWaiting(conn: Connection, err: Error): void {
+    const waiting = conn.waiting;
+    conn.waiting = [];
+    for (const cb of waiting) cb(err);
   }
 
   private onChunk(conn: Connection, chunk: Buffer): void {

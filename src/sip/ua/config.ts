@@ -43,6 +43,10 @@ export interface SipStackConfig {
   /** RFC 4028 on our INVITEs: Session-Expires (0 = not asked for) and Min-SE
    *  (at least 90); default 1800 and 90. */
   sessionTimer?: Partial<SessionTimerRequest>;
+  /** A failed registration is tried again after this long, doubling per
+   *  failure up to the max; default 30 000 and 600 000 ms. */
+  registerRetryMinMs?: number;
+  registerRetryMaxMs?: number;
 }
 
 /** The TLS transport's settings. */
@@ -69,6 +73,8 @@ export interface ResolvedSipConfig {
   lingerMs: number | undefined;
   edge: SipEdgeOptions;
   sessionTimer: SessionTimerRequest;
+  registerRetryMinMs: number;
+  registerRetryMaxMs: number;
 }
 
 const DEFAULT_LISTEN: ListenAddress = { host: '0.0.0.0', port: 5060 };
@@ -100,5 +106,7 @@ export function resolveSipConfig(config: SipStackConfig): ResolvedSipConfig {
       expiresSeconds: config.sessionTimer?.expiresSeconds ?? 1800,
       minSeconds: config.sessionTimer?.minSeconds ?? 90,
     },
+    registerRetryMinMs: config.registerRetryMinMs ?? 30_000,
+    registerRetryMaxMs: config.registerRetryMaxMs ?? 600_000,
   };
 }

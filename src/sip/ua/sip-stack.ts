@@ -24,6 +24,7 @@ import {
   type DropReason,
 } from '../transport/source-policy.js';
 import { createSipStats, type SipStats } from '../transport/stats.js';
+import type { TlsProfileMaterial } from '../transport/tls-profiles.js';
 import { TransportLayer } from '../transport/transport-layer.js';
 import type { Endpoint, TransportProtocol } from '../transport/types.js';
 import { createDigestAuthorizer } from './authorizer.js';
@@ -34,6 +35,7 @@ import { resolveSipConfig, type ResolvedSipConfig, type SipStackConfig } from '.
 import { handleInDialogRequest } from './in-dialog-server.js';
 import type { LegContext } from './leg-context.js';
 import { ALLOW } from './request-factory.js';
+import { Registrations } from './registrations.js';
 import { TrunkMonitor, type TrunkMonitorOptions } from './trunk-monitor.js';
 
 export interface SipStackDeps {
@@ -44,7 +46,8 @@ export interface SipStackDeps {
 
 export interface SipStack {
   start(): Promise<void>;
-  /** Stops timers and closes sockets; live legs are dropped without BYE. */
+  /** Un-REGISTERs (at most 4 s), stops timers and closes sockets; live legs
+   *  are dropped without BYE. */
   stop(): Promise<void>;
   localAddress(transport: TransportProtocol): { host: string; port: number };
   invite(opts: InviteOptions): CallLeg;
@@ -52,6 +55,8 @@ export interface SipStack {
    *  resolves with the final status (408 no answer, 503 transport error). */
   endDialog(dialog: DialogSnapshot, reason?: HangupReason): Promise<number>;
   startTrunkMonitor(opts: TrunkMonitorOptions): TrunkMonitor;
+  /** Registration trunks' bindings (RFC 3261 §10); stop() removes them. */
+  readonly registrations: Registrations;
   stats(): SipStats & {
     activeLegs: number;
     clientTransactions: number;
@@ -98,6 +103,7 @@ class EmbeddedSipStack implements SipStack {
   private readonly tx: TransactionLayer;
   private readonly legs = new Map<string, CallLeg>();
   private readonly monitors = new Set<TrunkMonitor>();
+  private registrationClient: Registrations | undefined;
   private readonly ctx: LegContext;
   private readonly clock: Clock;
   private readonly logger: SipLogger;
@@ -189,6 +195,8 @@ class EmbeddedSipStack implements SipStack {
   }
 
   async stop(): Promise<void> {
+    // RFC 3261 §10.2.2: our bindings go before the transport does.
+    await this.registrationClient?.stop();
     for (const m of this.monitors) m.stop();
     this.monitors.clear();
     this.tx.stop();
@@ -202,23 +210,46 @@ class EmbeddedSipStack implements SipStack {
   }
 
   invite(opts: InviteOptions): CallLeg {
-    const tls = opts.target.tls;
-    if (tls) {
-      try {
-        this.transport.tlsProfiles.set(tls.profile, tls);
-      } catch {
-        // Material the API let through but OpenSSL refuses: the system's CAs apply,
-        // so the handshake fails in the open instead of the leg throwing here.
-        this.transport.tlsProfiles.delete(tls.profile);
-      }
-    }
+    if (opts.target.tls) this.ensureTlsProfile(opts.target.tls);
     const leg = new CallLeg(this.ctx, opts);
     void leg.start();
     return leg;
   }
 
+  /** A trunk's TLS material, registered before a connection may need it. */
+  private ensureTlsProfile(tls: { profile: string } & TlsProfileMaterial): void {
+    try {
+      this.transport.tlsProfiles.set(tls.profile, tls);
+    } catch {
+      // Material the API let through but OpenSSL refuses: the system's CAs apply,
+      // so the handshake fails in the open instead of the leg throwing here.
+      this.transport.tlsProfiles.delete(tls.profile);
+    }
+  }
+
   endDialog(dialog: DialogSnapshot, reason?: HangupReason): Promise<number> {
     return endOrphanDialog(this.ctx, dialog, reason);
+  }
+
+  /** The trunks' registrations (RFC 3261 §10); un-REGISTERed by stop(). */
+  get registrations(): Registrations {
+    if (!this.registrationClient) {
+      this.registrationClient = new Registrations({
+        tx: this.tx,
+        clock: this.clock,
+        resolve: (target) => {
+          if (target.tls) this.ensureTlsProfile(target.tls);
+          return resolveTarget(target, this.deps.dnsResolver);
+        },
+        sentBy: (t) => this.sentBy(t),
+        createAuthorizer: (creds) => createDigestAuthorizer(creds),
+        userAgent: this.config.userAgent,
+        authAttemptLimit: this.config.authAttemptLimit,
+        retryMinMs: this.config.registerRetryMinMs,
+        retryMaxMs: this.config.registerRetryMaxMs,
+      });
+    }
+    return this.registrationClient;
   }
 
   startTrunkMonitor(opts: TrunkMonitorOptions): TrunkMonitor {

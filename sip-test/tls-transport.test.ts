@@ -127,9 +127,34 @@ describe('SIP over TLS between stream transports', () => {
       () => rogue.frames.length > 0,
     );
     expect(err).toBeInstanceOf(Error);
-    expect(describeTransportError(err!, 'tls')).toMatch(/^tls: certificate not trusted \([A-Z_]+\)$/);
+    expect(describeTransportError(err!, 'tls')).toMatch(
+      /^tls: certificate not trusted \([A-Z_]+\)$/,
+    );
     expect(rogue.frames).toHaveLength(0);
     expect(gw.stats.tlsHandshakeFailures).toBe(1);
+  });
+
+  it('a connection verified for one trunk is not reused by another trunk at the same address that trusts less', async () => {
+    const trunk = await side({ server: { cert: pki.server.certPem, key: pki.server.keyPem } });
+    const gw = await side({});
+    gw.profiles.set('trusting', { ca: pki.ca.certPem });
+    const first = await sendAndSettle(
+      gw,
+      trunk.port,
+      { serverName: 'localhost', profile: 'trusting' },
+      () => trunk.frames.length === 1,
+    );
+    expect(first).toBeUndefined();
+    const second = await sendAndSettle(
+      gw,
+      trunk.port,
+      { serverName: 'localhost', profile: 'system-cas' },
+      () => trunk.frames.length === 2,
+    );
+    expect(second && describeTransportError(second, 'tls')).toMatch(
+      /^tls: certificate not trusted/,
+    );
+    expect(trunk.frames).toHaveLength(1);
   });
 
   it('gateway-to-trunk without the CA bundle: the system CAs do not know the test CA, refused', async () => {

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { TrunkHealthView } from '../../calls/trunk-resolution.js';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import {
   DEFAULT_TRUNK_IDENTITY,
@@ -33,6 +34,7 @@ import {
 } from '../schemas/shared.js';
 
 const E164 = () => Type.String({ pattern: E164_PATTERN });
+const PEM_BLOCKS = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 const PEM_CERTIFICATE = '^\\s*-----BEGIN CERTIFICATE-----';
 const PEM_PRIVATE_KEY = '^\\s*-----BEGIN [A-Z ]*PRIVATE KEY-----';
 /** Text that goes into a SIP message: no CR, LF, NUL or other control (model/sip-values.ts). */
@@ -313,6 +315,17 @@ function checkTlsMaterial(t: SipTrunk): void {
       'tls.clientCertPem and tls.clientKeyPem go together.',
     );
   try {
+    // Node skips a CA block it cannot parse: each certificate is parsed here.
+    for (const pem of [tls.caPem, tls.clientCertPem]) {
+      const blocks = pem?.match(PEM_BLOCKS) ?? [];
+      if (pem !== null && blocks.length === 0) throw new Error('no certificate');
+      for (const block of blocks) new X509Certificate(block);
+    }
+    if (tls.clientCertPem !== null && tls.clientKeyPem !== null) {
+      const leaf = new X509Certificate(tls.clientCertPem.match(PEM_BLOCKS)![0]!);
+      if (!leaf.checkPrivateKey(createPrivateKey(tls.clientKeyPem)))
+        throw new Error('key does not match');
+    }
     createSecureContext({
       ca: tls.caPem ?? undefined,
       cert: tls.clientCertPem ?? undefined,

@@ -130,8 +130,11 @@ export class TcpTransport implements SipTransport {
   private running = false;
   /** TLS: how each peer we connected to was verified, for reconnects. */
   private readonly peers = new Map<string, TlsPeer>();
-  /** Connections new messages may use, by "host:port". */
+  /** Connections new messages may use, by "host:port" (TLS ones we opened:
+   *  and the peer they were verified as). */
   private readonly connections = new Map<string, Connection>();
+  /** The latest usable connection to each "host:port". */
+  private readonly byAddress = new Map<string, Connection>();
   /** Every socket still holding a descriptor, closing ones included. */
   private readonly open = new Set<Connection>();
   private readonly perSource = new Map<string, number>();
@@ -210,6 +213,7 @@ export class TcpTransport implements SipTransport {
       c.socket.destroy();
     }
     this.connections.clear();
+    this.byAddress.clear();
     const server = this.server;
     this.server = undefined;
     if (!server) return Promise.resolve();
@@ -230,13 +234,27 @@ export class TcpTransport implements SipTransport {
       onError?.(new Error(`${this.protocol} transport closed`));
       return;
     }
-    const key = `${host}:${port}`;
-    let conn = this.connections.get(key);
+    const address = `${host}:${port}`;
+    // A TLS connection is reused only for the peer it was verified as: a
+    // trunk with another CA bundle or name gets its own. Sends that name no
+    // peer (responses, in-dialog requests) take the address's connection.
+    let conn =
+      this.opts.tls && peer
+        ? this.connections.get(tlsKey(address, peer))
+        : this.byAddress.get(address);
     if (!conn) {
-      const socket = this.opts.tls
-        ? this.connectTls(key, host, port, peer)
-        : connect({ host, port });
-      conn = this.adopt(socket, host, port, false, true);
+      if (this.opts.tls) {
+        if (peer) this.peers.set(address, peer);
+        const known = peer ?? this.peers.get(address);
+        conn = this.adopt(
+          this.connectTls(host, port, known),
+          host,
+          port,
+          false,
+          true,
+          tlsKey(address, known),
+        );
+      } else conn = this.adopt(connect({ host, port }), host, port, false, true);
     }
     conn.lastActivity = this.opts.clock.now();
     if (!conn.heard && onError && conn.waiting.length < MAX_WAITING) conn.waiting.push(onError);
@@ -246,10 +264,8 @@ export class TcpTransport implements SipTransport {
   /** RFC 3261 §26.2.1, RFC 5922 §7.2: the peer's certificate must chain to a
    *  trusted CA and name the host we resolved (SNI = that name); the IP when
    *  we only know the IP. A reconnect is verified as the first connection was. */
-  private connectTls(key: string, host: string, port: number, peer: TlsPeer | undefined): Socket {
+  private connectTls(host: string, port: number, known: TlsPeer | undefined): Socket {
     const secure = this.opts.tls!;
-    if (peer) this.peers.set(key, peer);
-    const known = peer ?? this.peers.get(key);
     const name = known?.serverName;
     const servername = name && isIP(name) === 0 ? name : undefined;
     return tls.connect({
@@ -286,8 +302,9 @@ export class TcpTransport implements SipTransport {
     port: number,
     inbound: boolean,
     connecting: boolean,
+    key = `${host}:${port}`,
   ): Connection {
-    const key = `${host}:${port}`;
+    const address = `${host}:${port}`;
     const conn: Connection = {
       key,
       socket,
@@ -306,6 +323,7 @@ export class TcpTransport implements SipTransport {
       pingSentAt: undefined,
     };
     this.connections.set(key, conn);
+    this.byAddress.set(address, conn);
     this.open.add(conn);
     this.opts.onConnectionChange?.(true);
     socket.setNoDelay(true);
@@ -331,6 +349,7 @@ export class TcpTransport implements SipTransport {
       this.failWaiting(conn, Object.assign(new Error('connection closed'), { code: 'ECONNRESET' }));
       this.clearTimers(conn);
       if (this.connections.get(key) === conn) this.connections.delete(key);
+      if (this.byAddress.get(address) === conn) this.byAddress.delete(address);
       if (this.open.delete(conn) && conn.inbound) {
         this.inboundCount--;
         const n = (this.perSource.get(host) ?? 1) - 1;
@@ -467,6 +486,8 @@ export class TcpTransport implements SipTransport {
   /** New sends to this peer will open a new connection. */
   private retire(conn: Connection): void {
     if (this.connections.get(conn.key) === conn) this.connections.delete(conn.key);
+    const address = `${conn.host}:${conn.port}`;
+    if (this.byAddress.get(address) === conn) this.byAddress.delete(address);
   }
 
   private scheduleSweep(): void {
@@ -506,6 +527,11 @@ export class TcpTransport implements SipTransport {
     c.socket.write(PING);
     return true;
   }
+}
+
+/** A TLS connection's key: its address and who the peer was verified as. */
+function tlsKey(address: string, peer: TlsPeer | undefined): string {
+  return `${address}|${peer?.profile ?? ''}|${peer?.serverName ?? ''}`;
 }
 
 /** "::ffff:127.0.0.1" → "127.0.0.1", so keys match what callers pass. */

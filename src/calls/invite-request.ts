@@ -60,7 +60,7 @@ function fromOf(
   if (callerId === null) return { uri: callerUri, displayName: 'Anonymous' };
   const user =
     identity.fromUser === 'username'
-      ? trunk.username
+      ? (trunk.username ?? (trunk.register?.enabled ? trunk.register.username : null))
       : identity.fromUser === 'fixed'
         ? identity.fixedFromUser
         : null;

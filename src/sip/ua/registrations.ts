@@ -78,7 +78,6 @@ interface Binding {
   callId: string;
   fromTag: string;
   cseq: number;
-  authorizer: Authorizer;
   snapshot: RegistrationSnapshot;
   failures: number;
   timer: TimerHandle | undefined;
@@ -118,10 +117,6 @@ export class Registrations extends TypedEmitter<RegistrationEvents> {
         callId: generateCallId(),
         fromTag: generateTag(),
         cseq: 0,
-        authorizer: this.deps.createAuthorizer({
-          username: spec.authUsername,
-          password: spec.password,
-        }),
         snapshot: {
           state: 'registering',
           lastStatus: null,
@@ -200,6 +195,13 @@ export class Registrations extends TypedEmitter<RegistrationEvents> {
       return this.failed(b, expires, 503, `the registrar ${b.spec.target.host} did not resolve`);
     let asked = expires;
     let auth: { name: string; value: string } | undefined;
+    // One authorizer per REGISTER and its retries: a registrar may challenge
+    // the next REGISTER with the nonce we answered before (Kamailio's nonces
+    // last a while), which is a new challenge, not a refusal of our digest.
+    const authorizer = this.deps.createAuthorizer({
+      username: b.spec.authUsername,
+      password: b.spec.password,
+    });
     let challenges = 0;
     let briefRetried = false;
     for (;;) {
@@ -210,7 +212,7 @@ export class Registrations extends TypedEmitter<RegistrationEvents> {
         return this.failed(b, expires, 503, describeTransportError(outcome.err, dest.transport));
       const res = outcome.res;
       if ((res.status === 401 || res.status === 407) && challenges < this.deps.authAttemptLimit) {
-        const answer = b.authorizer.authorize(res, 'REGISTER', requestUri(b.spec));
+        const answer = authorizer.authorize(res, 'REGISTER', requestUri(b.spec));
         if (answer && (challenges === 0 || answer.stale)) {
           challenges++;
           auth = { name: answer.name, value: answer.value };

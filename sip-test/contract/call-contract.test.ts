@@ -143,6 +143,39 @@ describe.each(engines)('$name', (engine: Engine) => {
       });
     });
 
+    it('identity per trunk and headers per call reach the INVITE (From, PPI, Diversion, X-, User-to-User) → busy', async () => {
+      const sipp = await farEnd('uas-486-checks-identity-and-call-headers.xml');
+      const trunkId = await trunk(sipp, {
+        headers: { 'X-Route': 'gold' },
+        identity: {
+          fromUser: 'fixed',
+          fixedFromUser: 'acct-7788',
+          displayName: 'Acme Sales',
+          assertedIdentity: 'ppi',
+          diversion: true,
+        },
+      });
+      const sipHeaders = {
+        'X-Crm-Lead': 'L-4521',
+        'User-to-User': '56a390f3d2b7310023a2;encoding=hex',
+        'X-Route': 'silver',
+      };
+      const rec = await gw.waitFor(await gw.call(trunkId, number(), { sipHeaders }));
+      const result = await sipp.done;
+      expect(result.code, result.errors).toBe(0);
+      expect(rec).toMatchObject({ status: 'busy', sipHeaders });
+    });
+
+    it("the far end's X- headers in its 200 are kept on the record (farEndHeaders)", async () => {
+      const sipp = await farEnd('uas-200-x-headers-wait-bye.xml');
+      const callId = await gw.call(await trunk(sipp), number());
+      await gw.waitFor(callId, 'in_call');
+      await gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
+      const rec = await gw.waitFor(callId);
+      expect((await sipp.done).code).toBe(0);
+      expect(rec.farEndHeaders).toEqual({ 'x-carrier-ref': 'CR-99-1', 'x-route-tag': 'blue' });
+    });
+
     it('407 then 200 with the trunk credentials, then our BYE', async () => {
       const sipp = await farEnd('uas-407-then-200.xml');
       const trunkId = await trunk(sipp, { username: 'alice', password: 'secret' });

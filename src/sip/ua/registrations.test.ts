@@ -6,7 +6,7 @@ import { getHeader, parseMessage, serializeMessage } from '../message/index.js';
 import type { SipRequest, SipResponse } from '../message/types.js';
 import { createResponse } from '../transaction/create-response.js';
 import type { TransactionLayer } from '../transaction/transaction-layer.js';
-import type { TransactionUser } from '../transaction/transaction-types.js';
+import type { ClientTransactionUser } from '../transaction/transaction-types.js';
 import { FakeClock } from '../transport/fake-clock.js';
 import { createDigestAuthorizer } from './authorizer.js';
 import {
@@ -33,7 +33,7 @@ function harness(reply: Reply) {
   const clock = new FakeClock();
   const sent: SipRequest[] = [];
   const tx = {
-    sendRequest(req: SipRequest, _branch: string, _dest: unknown, tu: TransactionUser) {
+    sendRequest(req: SipRequest, _branch: string, _dest: unknown, tu: ClientTransactionUser) {
       sent.push(req);
       // Answer on the next turn, as a network would.
       queueMicrotask(() => {

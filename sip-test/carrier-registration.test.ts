@@ -8,6 +8,7 @@ import { startSipp } from './runner/sipp-runner.js';
 import { FarEnds } from './support/far-end.js';
 import { startGateway, type Gateway } from './support/gateway-harness.js';
 import { startKamailio, type Kamailio } from './support/kamailio.js';
+import { createTestPki, type TestPki } from './support/test-pki.js';
 
 const USER = { username: 'gw-trunk-1', password: 'r3g-s3cret' };
 const farEnds = new FarEnds();
@@ -160,4 +161,51 @@ describe('a registration trunk against Kamailio’s registrar', () => {
     expect(zero.length).toBeGreaterThanOrEqual(1);
     expect(await kamailio.locations()).toEqual([]);
   }, 30_000);
+});
+
+describe('a registration trunk over TLS', () => {
+  let pki: TestPki;
+  let edge: Kamailio;
+  let tlsGw: Gateway;
+  beforeAll(async () => {
+    pki = await createTestPki();
+    edge = await startKamailio({
+      tls: { certPath: pki.server.certPath, keyPath: pki.server.keyPath },
+      users: [USER],
+      minExpires: 2,
+      maxExpires: 3600,
+    });
+    tlsGw = await startGateway();
+  }, 60_000);
+  afterAll(async () => {
+    await tlsGw?.stop();
+    await edge?.stop();
+    await pki?.cleanup();
+  });
+
+  it('gateway-to-registrar over TLS: REGISTERs on the verified connection, and the registrar reaches us back on it (480)', async () => {
+    const trunk = await tlsGw.trunk(edge.tlsPort!, {
+      host: 'localhost',
+      transport: 'tls',
+      tls: { caPem: pki.ca.certPem },
+      register: { enabled: true, username: USER.username, password: USER.password },
+    });
+    await until('registered over TLS', async () => {
+      const h = (await tlsGw.api('GET', `/api/v1/phones/sip-trunks/${trunk}`)).json.health;
+      return h.registration?.state === 'registered' ? h : undefined;
+    });
+    const binding = (await edge.locations(USER.username))[0]!;
+    expect(binding.socket).toMatch(/^tls:/);
+    expect(binding.contact).toMatch(/;transport=tls$/);
+    // An inbound call to our binding comes back over our TLS connection: answered 480.
+    const caller = await startSipp({
+      scenario: 'uac-invite-to-user-480.xml',
+      remote: `127.0.0.1:${edge.udpPort}`,
+      extraArgs: ['-s', USER.username],
+      timeoutSec: 15,
+    });
+    const done = await caller.done;
+    expect(done.code, done.errors).toBe(0);
+    expect(edge.requests('REGISTER').every((r) => r.transport === 'tls')).toBe(true);
+  }, 40_000);
 });

@@ -96,6 +96,8 @@ async function main(): Promise<void> {
     log.info('created company "default" with the bootstrap API key');
 
   let sip: SipStack | undefined;
+  /** Trusts the trunks' addresses at the SIP edge (embedded engine); run when trunks change. */
+  let trustTrunks = (): void => undefined;
   let drachtio: DrachtioSignaling | undefined;
   let signaling: SignalingPort;
   if (config.sip.engine === 'drachtio') {
@@ -166,15 +168,17 @@ async function main(): Promise<void> {
     signaling = sip;
     // The trunks' addresses are trusted at the SIP edge (sip.strangers); the API changes trunks.
     const stack = sip;
-    const trustTrunks = (): void => {
+    trustTrunks = (): void => {
       try {
         const trunks = store.sipTrunks.listAll().filter((t) => t.active);
         void stack.setTrunkTargets(
-          trunks.map((t) => ({
-            host: t.host,
-            ...(t.port ? { port: t.port } : {}),
-            transport: t.transport,
-          })),
+          trunks.flatMap((t) => [
+            { host: t.host, ...(t.port ? { port: t.port } : {}), transport: t.transport },
+            // A registration trunk's registrar sends it calls and NOTIFYs.
+            ...(t.register?.enabled && t.register.registrar
+              ? [{ host: t.register.registrar.replace(/:\d+$/, ''), transport: t.transport }]
+              : []),
+          ]),
         );
       } catch (err) {
         log.warn({ err }, 'could not read the trunks for the SIP edge');
@@ -229,7 +233,7 @@ async function main(): Promise<void> {
     log.child({ component: 'trunks' }),
   );
   registrations.start();
-  const trunkAvailability = new TrunkAvailability(trunkHealth, registrations);
+  const trunkAvailability = new TrunkAvailability(trunkHealth, registrations, trustTrunks);
 
   const retries = new RetryPolicy(clock, { retryDelayUnitMs: config.calls.retryDelayUnitMs });
   // The scheduler dials through the dialer (created below; called only once both exist).

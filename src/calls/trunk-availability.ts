@@ -11,6 +11,8 @@ export class TrunkAvailability implements TrunkHealth {
   constructor(
     private readonly pings: TrunkHealthTracker | undefined,
     private readonly registrations: TrunkRegistrations,
+    /** Anything else that follows the trunks (the SIP edge's trusted addresses). */
+    private readonly onRefresh: () => void = () => undefined,
   ) {}
 
   isOffline(trunkId: string): boolean {
@@ -25,6 +27,8 @@ export class TrunkAvailability implements TrunkHealth {
 
   /** Picks up trunks changed through the API now rather than at the next refresh. */
   refresh(): void {
+    // The edge first: a registrar answers a REGISTER with calls at once.
+    this.onRefresh();
     this.pings?.refresh();
     this.registrations.refresh();
   }

@@ -166,7 +166,7 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     type: 'string',
     default: '127.0.0.1',
     env: 'GATEWAY_SIP_HOST',
-    description: 'Address the embedded SIP stack binds (UDP and TCP).',
+    description: 'Address the embedded SIP stack binds (UDP, TCP and the TLS listener).',
   },
   {
     key: 'sip.port',

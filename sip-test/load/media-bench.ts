@@ -3,7 +3,14 @@
 // physical floor, each in its own process so CPU is measured per process.
 //
 //   npx tsx sip-test/load/media-bench.ts [--n 50,100,200,400] [--seconds 15] [--warmup 3] [--reps 3]
-//                                        [--jit-warmup 15] [--pin auto|off]
+//                                        [--jit-warmup 15] [--pin auto|off] [--srtp]
+//
+// --srtp: each repetition also measures the same N sessions with SRTP
+// (createSession({ srtp: 'srtp' }), AES_CM_128_HMAC_SHA1_80 both ways: the
+// echo returns our SRTP, which we check and decrypt with the key we offered,
+// answered back to us), plain and SRTP in alternating order, against the same
+// relay measurement; a row `N srtp` follows the plain one, then a line with
+// the SRTP/RTP ratio of CPU per call and the share of sent frames received.
 //
 // --pin: with two or more CPUs and util-linux's taskset, the measured
 // processes (ours and the relay) run on the last CPU and the far ends (echo,
@@ -52,11 +59,33 @@ interface MediaResult extends CpuWindow {
   memPerCallKb: number;
   rssPerCallKb: number;
   framesReceived: number;
+  /** SRTP sessions: packets that failed authentication (0 unless something is wrong). */
+  authFailures: number;
 }
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
+function flag(name: string): boolean {
+  return process.argv.includes(`--${name}`);
+}
+
+/**
+ * The echo's answer to one of our offers: PCMU and telephone-event at the
+ * echo's port; with SRTP, RTP/SAVP and OUR tag-1 key as the far end's, since
+ * what comes back is our own SRTP (RFC 4568: the answer's key protects what
+ * the answerer sends).
+ */
+function echoAnswer(echoPort: number, offer: string | null): string {
+  const crypto = offer?.split('\r\n').find((l) => l.startsWith('a=crypto:1 '));
+  return (
+    'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n' +
+    `m=audio ${echoPort} ${crypto ? 'RTP/SAVP' : 'RTP/AVP'} 0 101\r\n` +
+    'a=rtpmap:101 telephone-event/8000\r\n' +
+    (crypto ? `${crypto}\r\n` : '')
+  );
 }
 
 // ---------- role: media (our sessions, measured) ----------
@@ -81,17 +110,15 @@ async function mediaRole(): Promise<void> {
         rtpPortMax: 29999,
         inactivityTimeoutSec: 0,
       });
-      const answer =
-        'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n' +
-        `m=audio ${m.echoPort as number} RTP/AVP 0 101\r\na=rtpmap:101 telephone-event/8000\r\n`;
+      const srtp = m.srtp === true;
       const onFrame = (): void => {
         framesReceived++;
       };
       sessions = [];
       for (let i = 0; i < n; i++) {
-        const s = await engine.createSession();
-        s.createOffer();
-        s.applyAnswer(answer);
+        const s = await engine.createSession(srtp ? { srtp: 'srtp' } : {});
+        const offer = s.createOffer();
+        s.applyAnswer(echoAnswer(m.echoPort as number, srtp ? offer : null));
         s.onAudio(onFrame);
         sessions.push(s);
       }
@@ -115,6 +142,7 @@ async function mediaRole(): Promise<void> {
       const stop = cpuWindow();
       await sleep(m.windowMs as number);
       const sent1 = sessions.reduce((a, s) => a + s.counters().packetsSent, 0);
+      const frames1 = framesReceived; // in the CPU window, as `sent`
       const cpu = stop();
       const spacing = engine!.sendSpacingHistogram();
       // event-loop delay in a window of its own: the 1 ms probe timer would add
@@ -131,7 +159,8 @@ async function mediaRole(): Promise<void> {
         loopP99Ms: loop.percentile(99) / 1e6,
         memPerCallKb,
         rssPerCallKb,
-        framesReceived: framesReceived - frames0,
+        framesReceived: frames1 - frames0,
+        authFailures: sessions.reduce((a, s) => a + (s.stats().srtp?.authFailures ?? 0), 0),
       };
       return result;
     }
@@ -222,21 +251,55 @@ interface Bench {
   warmupMs: number;
 }
 
-/** One measurement of ours and one of the floor, back to back, at N calls, each `windowMs` long. */
-async function runOnce(n: number, c: Bench, windowMs: number): Promise<Row> {
-  const { echoPort, sinkPort, warmupMs } = c;
-  await c.media.ask({ cmd: 'setup', n, echoPort, warmupMs });
+/** One measurement of our N sessions (plain RTP, or SRTP), `windowMs` long. */
+async function measureOurs(
+  n: number,
+  c: Bench,
+  windowMs: number,
+  srtp: boolean,
+): Promise<{ ours: MediaResult; seen: EchoResult }> {
+  const { echoPort, warmupMs } = c;
+  await c.media.ask({ cmd: 'setup', n, echoPort, warmupMs, srtp });
   await c.echo.ask({ cmd: 'record' });
   const ours = await c.media.ask<MediaResult>({ cmd: 'measure', windowMs });
   const seen = await c.echo.ask<EchoResult>({ cmd: 'report' });
   await c.media.ask({ cmd: 'teardown' });
-  // the floor: the same packet rate through a bare relay
-  const ports = await c.relay.ask<number[]>({ cmd: 'open', n, sinkPort });
+  return { ours, seen };
+}
+
+/** The floor: the same packet rate through a bare relay, `windowMs` long. */
+async function measureFloor(n: number, c: Bench, windowMs: number): Promise<RelayResult> {
+  const ports = await c.relay.ask<number[]>({ cmd: 'open', n, sinkPort: c.sinkPort });
   await c.generator.ask({ cmd: 'start', ports });
-  await sleep(warmupMs);
+  await sleep(c.warmupMs);
   const floor = await c.relay.ask<RelayResult>({ cmd: 'measure', windowMs });
   await c.generator.ask({ cmd: 'stop' });
   await c.relay.ask({ cmd: 'close' });
+  return floor;
+}
+
+/**
+ * One repetition at N calls: ours (plain, and SRTP with `srtp`, the two in
+ * the order `srtpFirst` says) and the floor, back to back, each `windowMs` long.
+ */
+async function runOnce(
+  n: number,
+  c: Bench,
+  windowMs: number,
+  srtp = false,
+  srtpFirst = false,
+): Promise<{ plain: Row; srtp: Row | null }> {
+  const secureFirst = srtp && srtpFirst ? await measureOurs(n, c, windowMs, true) : null;
+  const plain = await measureOurs(n, c, windowMs, false);
+  const secure = srtp && !srtpFirst ? await measureOurs(n, c, windowMs, true) : secureFirst;
+  const floor = await measureFloor(n, c, windowMs);
+  return {
+    plain: rowOf(n, plain.ours, plain.seen, floor),
+    srtp: secure ? rowOf(n, secure.ours, secure.seen, floor) : null,
+  };
+}
+
+function rowOf(n: number, ours: MediaResult, seen: EchoResult, floor: RelayResult): Row {
   const ourPerCall = ours.cpuPct / n;
   const floorPerCall = floor.cpuPct / n;
   return {
@@ -250,8 +313,43 @@ async function runOnce(n: number, c: Bench, windowMs: number): Promise<Row> {
   };
 }
 
+/** One table row: the medians over the repetitions (`label`: N, or `N srtp`). */
+function formatRow(label: string, rows: Row[]): string {
+  const med = (f: (r: Row) => number): number => median(rows.map(f));
+  return [
+    label,
+    med((r) => r.ourPerCall).toFixed(3),
+    med((r) => r.floorPerCall).toFixed(3),
+    `${med((r) => r.ratio).toFixed(2)} (${rows.map((r) => r.ratio.toFixed(2)).join(' ')})`,
+    med((r) => r.pktRatio).toFixed(4),
+    `${med((r) => r.ours.sendDevP50).toFixed(2)}/${med((r) => r.ours.sendDevP99).toFixed(2)}`,
+    `${med((r) => r.seen.gapP50).toFixed(2)}/${med((r) => r.seen.gapP99).toFixed(2)}`,
+    med((r) => r.seen.devP99).toFixed(2),
+    `${med((r) => r.seen.driftPpmMedian).toFixed(1)}/${med((r) => r.seen.driftPpmMaxAbs).toFixed(1)}`,
+    med((r) => r.ours.loopP99Ms).toFixed(2),
+    med((r) => r.ours.memPerCallKb).toFixed(1),
+    med((r) => r.ours.rssPerCallKb).toFixed(1),
+    `${med((r) => r.ours.userPct).toFixed(1)}/${med((r) => r.floor.userPct).toFixed(1)}`,
+    `${med((r) => (r.ours.wakeups * 1000) / r.ours.windowMs).toFixed(0)}/${med((r) => (r.floor.wakeups * 1000) / r.floor.windowMs).toFixed(0)}`,
+  ].join(' | ');
+}
+
+/** The SRTP/RTP comparison line: CPU per call, its ratio per repetition, frames received ÷ sent. */
+function formatSrtpComparison(n: number, plain: Row[], srtp: Row[]): string {
+  const ratios = srtp.map((r, i) => r.ourPerCall / plain[i]!.ourPerCall);
+  const received = (rows: Row[]): string =>
+    median(rows.map((r) => r.ours.framesReceived / r.ours.sent)).toFixed(4);
+  return (
+    `srtp/rtp at ${n}: cpu%/call ${median(plain.map((r) => r.ourPerCall)).toFixed(3)} → ` +
+    `${median(srtp.map((r) => r.ourPerCall)).toFixed(3)}, ratio ${median(ratios).toFixed(2)} ` +
+    `(${ratios.map((x) => x.toFixed(2)).join(' ')}); received/sent rtp ${received(plain)} ` +
+    `srtp ${received(srtp)}; srtp auth failures ${srtp.reduce((a, r) => a + r.ours.authFailures, 0)}`
+  );
+}
+
 async function main(): Promise<void> {
   const ns = arg('n', '50,100,200,400').split(',').map(Number);
+  const srtp = flag('srtp');
   const windowMs = Number(arg('seconds', '15')) * 1000;
   const warmupMs = Number(arg('warmup', '3')) * 1000;
   const reps = Number(arg('reps', '3'));
@@ -302,32 +400,22 @@ async function main(): Promise<void> {
       // A fresh process spends its first seconds compiling hot code (V8's
       // optimising tiers); a daemon did that long before. Both processes run
       // unmeasured first, so the first N does not pay it alone.
-      await runOnce(ns[0]!, bench, jitWarmupMs);
+      await runOnce(ns[0]!, bench, jitWarmupMs, srtp);
     }
     for (const n of ns) {
-      const rows: Row[] = [];
+      const plain: Row[] = [];
+      const secure: Row[] = [];
       for (let rep = 0; rep < reps; rep++) {
-        rows.push(await runOnce(n, bench, windowMs));
+        // plain and SRTP alternate which goes first: neither always follows the other
+        const row = await runOnce(n, bench, windowMs, srtp, rep % 2 === 1);
+        plain.push(row.plain);
+        if (row.srtp) secure.push(row.srtp);
       }
-      const med = (f: (r: Row) => number): number => median(rows.map(f));
-      console.log(
-        [
-          n,
-          med((r) => r.ourPerCall).toFixed(3),
-          med((r) => r.floorPerCall).toFixed(3),
-          `${med((r) => r.ratio).toFixed(2)} (${rows.map((r) => r.ratio.toFixed(2)).join(' ')})`,
-          med((r) => r.pktRatio).toFixed(4),
-          `${med((r) => r.ours.sendDevP50).toFixed(2)}/${med((r) => r.ours.sendDevP99).toFixed(2)}`,
-          `${med((r) => r.seen.gapP50).toFixed(2)}/${med((r) => r.seen.gapP99).toFixed(2)}`,
-          med((r) => r.seen.devP99).toFixed(2),
-          `${med((r) => r.seen.driftPpmMedian).toFixed(1)}/${med((r) => r.seen.driftPpmMaxAbs).toFixed(1)}`,
-          med((r) => r.ours.loopP99Ms).toFixed(2),
-          med((r) => r.ours.memPerCallKb).toFixed(1),
-          med((r) => r.ours.rssPerCallKb).toFixed(1),
-          `${med((r) => r.ours.userPct).toFixed(1)}/${med((r) => r.floor.userPct).toFixed(1)}`,
-          `${med((r) => (r.ours.wakeups * 1000) / r.ours.windowMs).toFixed(0)}/${med((r) => (r.floor.wakeups * 1000) / r.floor.windowMs).toFixed(0)}`,
-        ].join(' | '),
-      );
+      console.log(formatRow(String(n), plain));
+      if (srtp) {
+        console.log(formatRow(`${n} srtp`, secure));
+        console.log(formatSrtpComparison(n, plain, secure));
+      }
     }
   } finally {
     killAll();

@@ -2,7 +2,7 @@
 // RTP echoed back by SIPp, or an SDES-SRTP offer: SIPp has no SRTP), it
 // answers by itself, records what it hears, hangs up on a timer, dials out,
 // and listens for SIP over TLS.
-import { readFileSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { startBaresip, type Baresip, type BaresipOptions } from '../support/bare
 import { FarEnds } from '../support/far-end.js';
 import { StreamSipClient, token } from '../support/stream-sip-client.js';
 import { createTestPki } from '../support/test-pki.js';
+import { wavRms } from '../support/wav-rms.js';
 
 const peers: Baresip[] = [];
 const uacs: SippProcess[] = [];
@@ -52,15 +53,6 @@ async function until<T>(what: string, get: () => T | undefined, timeoutMs = 5000
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** RMS of a 16-bit PCM WAV's samples (after a 44-byte header). */
-function wavRms(path: string): number {
-  const b = readFileSync(path);
-  let sum = 0;
-  const n = Math.floor((b.length - 44) / 2);
-  for (let i = 0; i < n; i++) sum += b.readInt16LE(44 + 2 * i) ** 2;
-  return n ? Math.sqrt(sum / n) : 0;
 }
 
 /** A 16-bit mono WAV of a sine tone. */

@@ -4,16 +4,18 @@
  * `MediaSession`. Nothing here imports sip/, calls/, api/, store/ or agent/.
  *
  *   const engine = new MediaEngine(config);            // one per process
- *   const media = await engine.createSession({ record });
+ *   const media = await engine.createSession({ record, srtp: 'srtp' }); // srtp: 'rtp' (default) |
+ *                                                       // 'srtp' | 'srtp-optional' (SDES, RFC 4568)
  *   invite({ sdp: media.createOffer() });               // our offer
  *   media.applyAnswer(answerSdp);                       // throws MediaError: no_selected_codec,
- *                                                       // no_remote_rtp_address, no_remote_rtp_port, sdp_error
+ *                                                       // no_remote_rtp_address, no_remote_rtp_port, sdp_error,
+ *                                                       // srtp_negotiation_failed
  *   reinvite → media.answerOffer(offerSdp) → our answer (hold, new address, codec change)
  *   media.onAudio((f) => agent.media(f.ulaw, f.mediaTimeMs));  // every received frame
  *   media.enqueue(ulawBytes) | media.enqueue(pcm16, 16000);   // agent audio, bounded queue
  *   media.mark('m1'); media.clear() → { droppedMs, droppedMarks };
  *   media.on('mark' | 'dtmf' | 'stats' | 'inactive' | 'latched', …);
- *   media.sendDtmf('123#'); media.stats() → networkQuality;
+ *   media.sendDtmf('123#'); media.stats() → networkQuality (with .srtp on SRTP legs);
  *   const { networkQuality, recording } = await media.close();
  */
 export { MediaEngine } from './media-engine.js';
@@ -31,11 +33,18 @@ export type {
   NetworkQuality,
   ReceivedAudioFrame,
   ReceivedDtmf,
+  SrtpQuality,
 } from './media-types.js';
 export type { FarEndQuality } from './rtcp-session-state.js';
 export type { ClearResult } from './playout-queue.js';
 export type { RecordingResult } from './wav-recorder.js';
-export type { AudioCodecName, MediaDirection, NegotiatedMedia } from './sdp-types.js';
+export type {
+  AudioCodecName,
+  MediaDirection,
+  MediaProfile,
+  NegotiatedMedia,
+  SrtpMode,
+} from './sdp-types.js';
 export { systemMediaClock } from './media-clock.js';
 export type { MediaClock, MediaTimer } from './media-clock.js';
 export {

@@ -5,6 +5,8 @@ import { MediaSession } from './media-session.js';
 import { PacingClock } from './pacing-clock.js';
 import { RtpPortAllocator } from './rtp-port-allocator.js';
 import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from './media-config.js';
+import { generateSdesOfferKeys, type SdesOfferKeys } from './sdes-offer-keys.js';
+import type { SrtpMode } from './sdp-types.js';
 import { WavRecorder } from './wav-recorder.js';
 
 export interface CreateSessionOptions {
@@ -12,6 +14,14 @@ export interface CreateSessionOptions {
   record?: boolean;
   /** Overrides the configured inactivity timeout for this call. */
   inactivityTimeoutSec?: number;
+  /**
+   * How media is protected (SDP Security Descriptions, RFC 4568, for SRTP,
+   * RFC 3711). Default 'rtp': plain RTP/AVP, no a=crypto. 'srtp': offers
+   * RTP/SAVP with a=crypto and requires SRTP in the answer; 'srtp-optional':
+   * offers RTP/AVP with a=crypto, SRTP if the answer has a=crypto, plain RTP
+   * if not. An answer that does not fit throws MediaError srtp_negotiation_failed.
+   */
+  srtp?: SrtpMode;
 }
 
 /** Owns the port range and the shared pacing clock; creates one session per call. */
@@ -54,8 +64,16 @@ export class MediaEngine {
     return this.pacing.spacingHistogram(reset);
   }
 
-  /** Binds a port pair and starts a session (it sends once it has remote media). */
-  async createSession(options: CreateSessionOptions = {}): Promise<MediaSession> {
+  /**
+   * Binds a port pair and starts a session (it sends once it has remote
+   * media). `sdesKeys`: the keys to offer with an SRTP mode, when made
+   * elsewhere (the media worker takes the main thread's); default fresh ones.
+   */
+  async createSession(
+    options: CreateSessionOptions = {},
+    sdesKeys?: SdesOfferKeys,
+  ): Promise<MediaSession> {
+    const srtp = options.srtp ?? 'rtp';
     const pair = await this.ports.allocate();
     const dir = this.config.recordingDirectory;
     const recorder = options.record && dir ? new WavRecorder(dir) : null;
@@ -64,6 +82,8 @@ export class MediaEngine {
         ...this.config,
         inactivityTimeoutSec: options.inactivityTimeoutSec ?? this.config.inactivityTimeoutSec,
         cname: `gateway-${pair.port}@${hostname()}`,
+        srtp,
+        sdesKeys: srtp === 'rtp' ? null : (sdesKeys ?? generateSdesOfferKeys()),
       },
       {
         port: pair.port,

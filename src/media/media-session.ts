@@ -18,18 +18,23 @@ import { PlayoutQueue, type ClearResult } from './playout-queue.js';
 import { InactivityWatch } from './inactivity-watch.js';
 import { RtcpChannel } from './rtcp-channel.js';
 import { FRAME_SAMPLES, RtpFrameBuilder } from './rtp-frame-builder.js';
-import { createRtpHeader, isRtcpInMux, parseRtpPacket, RTP_HEADER_SIZE } from './rtp-packet.js';
+import { RTP_HEADER_SIZE } from './rtp-packet.js';
 import { RtpReceiver } from './rtp-receiver.js';
 import { RtpTransmitter } from './rtp-transmitter.js';
+import type { SrtpKeys } from './sdes-negotiation.js';
+import { SessionInbound } from './session-inbound.js';
 import { SessionSdp } from './session-sdp.js';
 import type { MediaDirection, NegotiatedMedia } from './sdp-types.js';
+import { SrtpProtection } from './srtp-protection.js';
 import { checkDtmfRequest, TelephoneEventSender } from './telephone-event-sender.js';
 
 /**
  * One call's RTP/RTCP session on a bound port pair. Sends one packet per
  * frame on the shared pacing clock (agent audio, silence, or RFC 4733
  * events), receives and accounts the far end's packets, and hands each
- * audio frame to the handler set with `onAudio`.
+ * audio frame to the handler set with `onAudio`. With SRTP agreed (SDES,
+ * settings.srtp), every packet out is protected and every packet in is
+ * checked and decrypted before anything else looks at it.
  */
 export class MediaSession extends EventEmitter<MediaSessionEvents> {
   readonly localPort: number;
@@ -62,10 +67,12 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   private dtmfPacketsSent = 0;
 
   // receiving
-  private readonly header = createRtpHeader();
   private readonly rx: RtpReceiver;
+  private readonly inbound: SessionInbound;
   private readonly inactivity: InactivityWatch;
-  private malformed = 0;
+
+  /** Set once SDES agreed keys (RFC 4568); null: plain RTP. */
+  private srtp: SrtpProtection | null = null;
 
   private readonly rtcp: RtcpChannel;
   private nextStatsAt = 0;
@@ -86,6 +93,8 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       telephoneEventPayloadType: settings.telephoneEventPayloadType,
       ptime: resources.pacing.frameMs,
       offerRtcpMux: settings.offerRtcpMux,
+      srtp: settings.srtp ?? 'rtp',
+      sdesKeys: settings.sdesKeys ?? null,
     });
     this.queue = new PlayoutQueue(Math.round(settings.playoutQueueMaxMs * 8));
     const frameMs = resources.pacing.frameMs;
@@ -118,8 +127,17 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     if (settings.telephoneEventPayloadType !== null) {
       this.rx.acceptEvents(settings.telephoneEventPayloadType);
     }
-    resources.rtp.on('message', this.onRtpDatagram);
-    resources.rtcp.on('message', this.onRtcpDatagram);
+    this.inbound = new SessionInbound(this, {
+      rx: this.rx,
+      tx: this.tx,
+      rtcp: this.rtcp,
+      clock: resources.clock,
+      pacing: resources.pacing,
+      srtpMode: (settings.srtp ?? 'rtp') !== 'rtp',
+      onLatched: (n, rinfo) => this.onLatched(n, rinfo),
+    });
+    resources.rtp.on('message', this.inbound.onRtpDatagram);
+    resources.rtcp.on('message', this.inbound.onRtcpDatagram);
     const onError = (err: Error): void => {
       this.tx.sendErrors++;
       if (this.listenerCount('error') > 0) this.emit('error', err);
@@ -136,27 +154,43 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     return this.negotiated;
   }
 
-  /** Our SDP offer (codecs and order from config, ptime 20, telephone-event). */
+  /** Our SDP offer (codecs and order from config, ptime 20, telephone-event, SDES a=crypto). */
   createOffer(): string {
     return this.sdp.offer();
   }
 
-  /** Applies the far end's answer to our offer. Throws MediaError (the four SDP codes). */
+  /**
+   * Applies the far end's answer to our offer. Throws MediaError (the four
+   * SDP codes, and srtp_negotiation_failed in an SRTP mode).
+   */
   applyAnswer(sdp: string): NegotiatedMedia {
     const n = this.sdp.readAnswer(sdp);
-    this.apply(n);
-    return n;
+    this.protectWith(n.srtp);
+    this.apply(n.media);
+    return n.media;
   }
 
   /**
    * Answers an offer from the far end (a re-INVITE: hold, new address or
-   * port, codec change). Returns our SDP answer; throws MediaError when
-   * nothing in the offer is acceptable (the session keeps its old media).
+   * port, codec change, a new SRTP key). Returns our SDP answer; throws
+   * MediaError when nothing in the offer is acceptable (the session keeps
+   * its old media).
    */
   answerOffer(sdp: string): string {
     const n = this.sdp.readOffer(sdp);
-    this.apply(n);
+    this.protectWith(n.srtp);
+    this.apply(n.media);
     return this.sdp.answer(n);
+  }
+
+  /** RFC 3711 from now on (keys null: plain RTP, as agreed; SDES never downgrades). */
+  private protectWith(keys: SrtpKeys | null): void {
+    if (!keys) return;
+    if (this.srtp) return this.srtp.rekey(keys);
+    const srtp = new SrtpProtection(keys);
+    this.srtp = srtp;
+    this.inbound.srtp = srtp;
+    this.rtcp.protect = (packet) => srtp.protectRtcp(packet);
   }
 
   private apply(n: NegotiatedMedia): void {
@@ -251,6 +285,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     };
     const far = this.rtcp.state.farEnd;
     if (far) q.farEnd = far;
+    if (this.srtp) q.srtp = this.srtp.quality();
     return q;
   }
 
@@ -263,7 +298,8 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       dtmfPacketsSent: this.dtmfPacketsSent,
       packetsReceived: rx.packetsReceived,
       packetsDuplicated: rx.packetsDuplicated,
-      malformedPackets: this.malformed + this.rtcp.state.malformed,
+      malformedPackets:
+        this.inbound.malformed + this.rtcp.state.malformed + (this.srtp?.malformed ?? 0),
       foreignPackets: this.tx.foreignPackets,
       unknownPayloadType: this.rx.unknownPayloadType,
       rtcpSent: this.rtcp.sent,
@@ -272,6 +308,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       overflowMs: this.queue.overflowBytes / 8,
       rttMs: this.rtcp.state.rttMs,
       sendErrors: this.tx.sendErrors,
+      packetsBeforeKeys: this.inbound.packetsBeforeKeys,
     };
   }
 
@@ -290,7 +327,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       const alaw = this.sendAlaw;
       const f = this.frames.build(ts, this.sendPayloadType, alaw, this.sendEventPayloadType);
       const packet = f.packet;
-      this.tx.send(packet);
+      this.tx.send(this.srtp ? this.srtp.protectRtp(packet) : packet);
       this.packetsSent++;
       this.octetsSent += packet.length - RTP_HEADER_SIZE;
       if (f.isEvent) this.dtmfPacketsSent++;
@@ -340,37 +377,12 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
     this.rtcp.send(sender, this.ssrc, rx, bye);
   }
 
-  // ---- receiving ----
+  // ---- receiving: see SessionInbound ----
 
-  private readonly onRtpDatagram = (msg: Buffer, rinfo: RemoteInfo): void => {
-    const now = this.r.clock.now();
-    this.r.pacing.poll(now); // see PacingClock.poll: sending is not held up by a batch of I/O
-    const n = this.negotiated;
-    if (n?.rtcpMux && isRtcpInMux(msg)) {
-      this.onRtcpDatagram(msg, rinfo);
-      return;
-    }
-    const h = this.header;
-    if (!parseRtpPacket(msg, h)) {
-      this.malformed++;
-      return;
-    }
-    if (n) {
-      const source = this.tx.accept(rinfo);
-      if (source === 'foreign') return;
-      if (source === 'latched') this.onLatched(n, rinfo);
-    }
-    this.rx.onPacket(msg, h, now);
-  };
-
-  private onLatched(n: NegotiatedMedia, rinfo: RemoteInfo): void {
+  private onLatched(n: Readonly<NegotiatedMedia>, rinfo: RemoteInfo): void {
     this.rtcp.latched(n, rinfo);
     this.emit('latched', { address: rinfo.address, port: rinfo.port });
   }
-
-  private readonly onRtcpDatagram = (msg: Buffer, rinfo: RemoteInfo): void => {
-    if (this.negotiated) this.rtcp.onDatagram(msg, rinfo, this.ssrc);
-  };
 
   // ---- the end ----
 
@@ -388,8 +400,8 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       this.tx.sendErrors++;
     }
     this.rx.sink.audio = () => {};
-    this.r.rtp.off('message', this.onRtpDatagram);
-    this.r.rtcp.off('message', this.onRtcpDatagram);
+    this.r.rtp.off('message', this.inbound.onRtpDatagram);
+    this.r.rtcp.off('message', this.inbound.onRtcpDatagram);
     this.closed = this.finish();
     return this.closed;
   }

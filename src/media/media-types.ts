@@ -3,7 +3,9 @@ import type { MediaClock } from './media-clock.js';
 import type { MediaConfig } from './media-config.js';
 import type { PacingClock } from './pacing-clock.js';
 import type { FarEndQuality } from './rtcp-session-state.js';
-import type { AudioCodecName } from './sdp-types.js';
+import type { SdesOfferKeys } from './sdes-offer-keys.js';
+import type { AudioCodecName, SrtpMode } from './sdp-types.js';
+import type { SrtpSuiteName } from './srtp/index.js';
 import type { RecordingResult, WavRecorder } from './wav-recorder.js';
 
 /** The call record's `networkQuality`, in exactly the spec's shape. */
@@ -15,6 +17,19 @@ export interface NetworkQuality {
   packetsOutOfOrder: number;
   jitterMs: number;
   farEnd?: FarEndQuality;
+  /** Present on SRTP legs only. */
+  srtp?: SrtpQuality;
+}
+
+/** An SRTP leg's figures (RFC 3711): the suite agreed and what was dropped. */
+export interface SrtpQuality {
+  suite: SrtpSuiteName;
+  /** SRTP and SRTCP packets whose authentication tag did not verify (§3.3, §3.4). */
+  authFailures: number;
+  /** SRTP and SRTCP packets refused by the replay check (§3.3.2): seen already or too old. */
+  replayed: number;
+  /** SRTP and SRTCP packets that authenticated and were decrypted. */
+  packetsUnprotected: number;
 }
 
 /**
@@ -65,6 +80,8 @@ export interface MediaCounters {
   overflowMs: number;
   rttMs: number;
   sendErrors: number;
+  /** SRTP modes: RTP that came before the answer gave the far end's key (dropped). */
+  packetsBeforeKeys: number;
 }
 
 export interface MediaCloseResult {
@@ -102,7 +119,13 @@ export type MediaSessionSettings = Pick<
   | 'playoutQueueMaxMs'
   | 'dtmfDurationMs'
   | 'dtmfGapMs'
-> & { cname: string };
+> & {
+  cname: string;
+  /** How media is protected; default 'rtp'. */
+  srtp?: SrtpMode;
+  /** Our SDES keys (generateSdesOfferKeys), required with an SRTP mode. */
+  sdesKeys?: SdesOfferKeys | null;
+};
 
 export interface MediaSessionResources {
   port: number;

@@ -14,6 +14,8 @@ import type { NegotiatedMedia } from './sdp-types.js';
 export class RtcpChannel {
   readonly state: RtcpSessionState;
   sent = 0;
+  /** SRTP legs: turns each report into SRTCP (RFC 3711 §3.4) before it is sent. */
+  protect: ((packet: Buffer) => Buffer) | null = null;
   private address = '';
   private port = 0;
   private mux = false;
@@ -72,7 +74,9 @@ export class RtcpChannel {
       rx,
       bye,
     );
-    const packet = Buffer.from(this.buf.subarray(0, len)); // the buffer is reused
+    const report = this.buf.subarray(0, len);
+    // the buffer is reused: what is sent is a copy (SRTCP protection makes one anyway)
+    const packet = this.protect ? this.protect(report) : Buffer.from(report);
     if (this.mux) this.rtp.send(packet);
     else this.socket.send(packet, this.port, this.address);
     this.sent++;

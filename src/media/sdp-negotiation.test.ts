@@ -1,7 +1,7 @@
 import { parse } from 'sdp-transform';
 import { describe, expect, it } from 'vitest';
 import { MediaError } from './media-error.js';
-import { negotiateRemoteSdp, writeLocalSdp } from './sdp-negotiation.js';
+import { audioCryptoValues, negotiateRemoteSdp, writeLocalSdp } from './sdp-negotiation.js';
 import type { LocalMediaDescription } from './sdp-types.js';
 
 const local: LocalMediaDescription = {
@@ -165,5 +165,46 @@ describe('negotiateRemoteSdp', () => {
     expect(sdp).toContain('m=audio 20000 RTP/AVP 8 96\r\n');
     expect(sdp).toContain('a=rtcp-mux\r\n');
     expect(sdp).toContain('o=- 4242 2 IN IP4 192.0.2.10\r\n');
+  });
+});
+
+describe('RTP/SAVP and a=crypto (RFC 4568)', () => {
+  const savp = answer(['c=IN IP4 198.51.100.7', 'm=audio 30000 RTP/SAVP 0']);
+
+  it('takes RTP/SAVP only where SRTP may run, and names the profile', () => {
+    expect(codeOf(() => negotiateRemoteSdp(savp, 'answer', ctx))).toBe('sdp_error');
+    expect(negotiateRemoteSdp(savp, 'answer', { ...ctx, savp: true }).profile).toBe('RTP/SAVP');
+    const avpf = answer(['c=IN IP4 198.51.100.7', 'm=audio 30000 RTP/AVPF 0']);
+    expect(negotiateRemoteSdp(avpf, 'answer', ctx).profile).toBe('RTP/AVP');
+  });
+
+  it('writes our profile and a=crypto lines', () => {
+    const sdp = writeLocalSdp({
+      ...local,
+      profile: 'RTP/SAVP',
+      crypto: ['1 AES_CM_128_HMAC_SHA1_80 inline:AAAA', '2 AES_CM_128_HMAC_SHA1_32 inline:BBBB'],
+    });
+    expect(sdp).toContain('m=audio 20000 RTP/SAVP 0 8 101\r\n');
+    expect(sdp).toContain(
+      'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:AAAA\r\na=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:BBBB\r\n',
+    );
+    expect(writeLocalSdp({ ...local, profile: 'RTP/AVP', crypto: [] })).toBe(writeLocalSdp(local));
+  });
+
+  it('reads the a=crypto values of the first audio section as written', () => {
+    const sdp = answer([
+      'm=video 30002 RTP/SAVP 96',
+      'a=crypto:9 AES_CM_128_HMAC_SHA1_80 inline:VIDEO',
+      'm=audio 30000 RTP/SAVP 0',
+      'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:KEY|2^20 WSH=64 FEC_ORDER=FEC_SRTP',
+      'a=crypto:2  AES_CM_128_HMAC_SHA1_32 inline:OTHER',
+      'm=audio 30004 RTP/SAVP 0',
+      'a=crypto:3 AES_CM_128_HMAC_SHA1_80 inline:SECOND',
+    ]);
+    expect(audioCryptoValues(sdp)).toEqual([
+      '1 AES_CM_128_HMAC_SHA1_80 inline:KEY|2^20 WSH=64 FEC_ORDER=FEC_SRTP',
+      '2  AES_CM_128_HMAC_SHA1_32 inline:OTHER',
+    ]);
+    expect(audioCryptoValues(answer(['m=audio 30000 RTP/AVP 0']))).toEqual([]);
   });
 });

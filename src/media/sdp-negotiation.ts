@@ -5,6 +5,7 @@ import {
   type AudioCodecName,
   type LocalMediaDescription,
   type MediaDirection,
+  type MediaProfile,
   type NegotiatedMedia,
 } from './sdp-types.js';
 
@@ -34,7 +35,7 @@ export function writeLocalSdp(local: LocalMediaDescription, answerTo?: Negotiate
   const media: MediaDescription = {
     type: 'audio',
     port: local.port,
-    protocol: 'RTP/AVP',
+    protocol: answerTo ? answerTo.profile : (local.profile ?? 'RTP/AVP'),
     payloads: rtp.map((r) => r.payload).join(' '),
     rtp,
     fmtp,
@@ -44,6 +45,7 @@ export function writeLocalSdp(local: LocalMediaDescription, answerTo?: Negotiate
   const rtcpMux = answerTo ? answerTo.rtcpMux : local.rtcpMux;
   if (rtcpMux) media.rtcpMux = 'rtcp-mux';
   else media.rtcp = { port: local.port + 1 }; // RFC 3605
+  if (local.crypto && local.crypto.length > 0) media.crypto = local.crypto.map(cryptoLine);
   const session: SessionDescription = {
     version: 0,
     origin: {
@@ -62,6 +64,12 @@ export function writeLocalSdp(local: LocalMediaDescription, answerTo?: Negotiate
   return write(session);
 }
 
+/** sdp-transform's a=crypto fields from our own `tag suite key-params` value. */
+function cryptoLine(value: string): NonNullable<MediaDescription['crypto']>[number] {
+  const [tag = '', suite = '', config = ''] = value.split(' ');
+  return { id: Number(tag), suite, config };
+}
+
 export interface RemoteSdpContext {
   /** Codecs we accept, in our order of preference. */
   codecs: readonly AudioCodecName[];
@@ -69,6 +77,8 @@ export interface RemoteSdpContext {
   telephoneEvents: boolean;
   /** For an answer: whether our offer had rtcp-mux. For an offer: whether we accept it. */
   rtcpMux: boolean;
+  /** Whether RTP/SAVP is acceptable (the session may speak SRTP); default not. */
+  savp?: boolean;
 }
 
 const COMPLEMENT: Record<MediaDirection, MediaDirection> = {
@@ -99,9 +109,8 @@ export function negotiateRemoteSdp(
   }
   const audio = session.media.find((m) => m.type === 'audio');
   if (!audio) throw new MediaError('sdp_error', 'remote SDP has no audio stream');
-  if (!/^RTP\/AVP/i.test(audio.protocol ?? '')) {
-    throw new MediaError('sdp_error', `unsupported media protocol ${audio.protocol}`);
-  }
+  const profile = profileOf(audio.protocol ?? '', ctx.savp ?? false);
+  if (!profile) throw new MediaError('sdp_error', `unsupported media protocol ${audio.protocol}`);
   const port = Number(audio.port);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) {
     throw new MediaError('no_remote_rtp_port', 'remote audio stream has no usable port');
@@ -157,5 +166,32 @@ export function negotiateRemoteSdp(
     direction: held ? 'inactive' : (COMPLEMENT[direction] ?? 'sendrecv'),
     ptime: audio.ptime ?? null,
     commonCodecs: offered.map((o) => o.codec),
+    profile,
   };
+}
+
+/** RFC 3551 RTP/AVP (and AVPF); RFC 3711 §12 RTP/SAVP (and SAVPF) when `savp` is allowed. */
+function profileOf(protocol: string, savp: boolean): MediaProfile | null {
+  if (/^RTP\/AVP/i.test(protocol)) return 'RTP/AVP';
+  if (savp && /^RTP\/SAVP/i.test(protocol)) return 'RTP/SAVP';
+  return null;
+}
+
+/**
+ * RFC 4568 §9.1: the `a=crypto` values (what follows `a=crypto:`) of the
+ * first audio m-section, as written (sdp-transform keeps one session
+ * parameter of several). Crypto is a media-level attribute only (§9).
+ */
+export function audioCryptoValues(sdp: string): string[] {
+  const values: string[] = [];
+  let inAudio = false;
+  for (const line of sdp.split(/\r\n|\r|\n/)) {
+    if (line.startsWith('m=')) {
+      if (inAudio) break; // the first audio section is the one negotiated
+      inAudio = line.startsWith('m=audio ');
+    } else if (inAudio && line.startsWith('a=crypto:')) {
+      values.push(line.slice('a=crypto:'.length));
+    }
+  }
+  return values;
 }

@@ -3,6 +3,17 @@ export type AudioCodecName = 'PCMU' | 'PCMA';
 
 export const STATIC_PAYLOAD_TYPES: Record<AudioCodecName, number> = { PCMU: 0, PCMA: 8 };
 
+/**
+ * How a session protects its media (RFC 3711 SRTP keyed by RFC 4568 SDES):
+ * 'rtp' plain RTP/AVP as ever; 'srtp' RTP/SAVP with a=crypto, nothing less;
+ * 'srtp-optional' RTP/AVP with a=crypto ("best effort SRTP"): SRTP when the
+ * far end answers with a=crypto, plain RTP when it answers without.
+ */
+export type SrtpMode = 'rtp' | 'srtp' | 'srtp-optional';
+
+/** The m-line's transport protocol (RFC 3551 RTP/AVP, RFC 3711 §12 RTP/SAVP). */
+export type MediaProfile = 'RTP/AVP' | 'RTP/SAVP';
+
 /** RFC 3264 §5.1 direction, always from the point of view of the side it describes. */
 export type MediaDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
 
@@ -20,6 +31,10 @@ export interface LocalMediaDescription {
   direction: MediaDirection;
   sessionId: string;
   sessionVersion: number;
+  /** The m-line's protocol; default RTP/AVP (an answer mirrors the offer's). */
+  profile?: MediaProfile;
+  /** RFC 4568 §9.1 `a=crypto` values (what follows `a=crypto:`); default none. */
+  crypto?: readonly string[];
 }
 
 /** The outcome of an offer/answer exchange, as the session applies it. */
@@ -42,4 +57,6 @@ export interface NegotiatedMedia {
   ptime: number | null;
   /** Every codec both sides support, preferred first (the chosen one first). */
   commonCodecs: AudioCodecName[];
+  /** The remote m-line's protocol (RTP/AVPF counts as RTP/AVP, RTP/SAVPF as RTP/SAVP). */
+  profile: MediaProfile;
 }

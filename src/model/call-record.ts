@@ -75,6 +75,13 @@ export interface NetworkQuality {
     packetsLost: number;
     jitter: number;
   };
+  /** SRTP legs only (RFC 3711): the suite and the packets dropped or decrypted. */
+  srtp?: {
+    suite: string;
+    authFailures: number;
+    replayed: number;
+    packetsUnprotected: number;
+  };
 }
 
 /** Final outcome of one dialed attempt (and of the call it ends). */

@@ -114,6 +114,8 @@ export interface SipTrunk extends OwnedDocument {
   tls?: TrunkTls;
   /** Registration with the carrier's registrar (issue 26 item 3); absent or disabled: none. */
   register?: TrunkRegistration;
+  /** How the call's audio is protected (issue 26 item 2): plain RTP, SRTP required, or SRTP when the far end takes it. Absent: rtp. */
+  media?: 'rtp' | 'srtp' | 'srtp-optional';
 }
 
 /** A trunk that must REGISTER (RFC 3261 §10) before it may send INVITEs. */

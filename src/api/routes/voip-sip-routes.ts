@@ -148,6 +148,10 @@ const TRUNK_FIELDS = {
         "TLS settings for transport tls: the trunk's certificate is always verified (chain and name: SNI = host).",
     },
   ),
+  media: stringEnum(
+    ['rtp', 'srtp', 'srtp-optional'],
+    "The call's audio: rtp (default) plain RTP/AVP; srtp: RTP/SAVP with SDES keys (RFC 4568, AES_CM_128_HMAC_SHA1_80 or _32), the call ends sdp_error when the answer has no usable key; srtp-optional: RTP/AVP offered with keys, SRTP when the answer carries one, else plain RTP. Use srtp with transport tls: SDES keys travel in the SDP.",
+  ),
   register: Type.Object(
     {
       enabled: Type.Optional(
@@ -274,6 +278,7 @@ export function trunkView(t: SipTrunk, health?: TrunkHealthSource): TrunkView {
     ...rest,
     ...(register ? { register: registerView(register) } : {}),
     identity: t.identity ?? DEFAULT_TRUNK_IDENTITY,
+    media: t.media ?? 'rtp',
     tls: { ...shownTls, hasClientKey: clientKeyPem !== null },
     hasPassword: !!password,
     health: health?.health(t.id) ?? NOT_CHECKED,
@@ -382,6 +387,7 @@ export function registerVoipSipRoutes(
       optionsPing: b.optionsPing ?? false,
       identity: b.identity ?? DEFAULT_TRUNK_IDENTITY,
       tls: { ...DEFAULT_TRUNK_TLS, ...b.tls },
+      media: b.media ?? 'rtp',
       ...(b.register ? { register: registrationOf(b.register, undefined) } : {}),
     }),
     // A PATCH's tls replaces the stored one, but without the key it keeps the

@@ -3,6 +3,13 @@
 export type { NetworkQuality } from '../../model/call-record.js';
 import type { NetworkQuality } from '../../model/call-record.js';
 
+/**
+ * How a leg's media is protected: 'rtp' (the default) plain RTP/AVP; 'srtp'
+ * RTP/SAVP with SDES a=crypto (RFC 4568), SRTP required; 'srtp-optional'
+ * RTP/AVP with a=crypto, SRTP if the answer has a=crypto, else plain RTP.
+ */
+export type SrtpMode = 'rtp' | 'srtp' | 'srtp-optional';
+
 export interface NegotiatedMedia {
   codec: string;
   remoteAddress: string;
@@ -26,7 +33,7 @@ export interface MediaLeg {
   readonly localPort: number;
   readonly localAddress: string;
   createOffer(): string;
-  /** Throws an error whose `code` is no_selected_codec, no_remote_rtp_address, no_remote_rtp_port or sdp_error. */
+  /** Throws an error whose `code` is no_selected_codec, no_remote_rtp_address, no_remote_rtp_port or sdp_error (or, on an SRTP leg, srtp_negotiation_failed). */
   applyAnswer(sdp: string): NegotiatedMedia;
   answerOffer(sdp: string): string;
   onAudio(handler: (frame: ReceivedFrame) => void): void;
@@ -45,5 +52,9 @@ export interface MediaLeg {
 }
 
 export interface MediaPort {
-  createSession(options?: { record?: boolean; inactivityTimeoutSec?: number }): Promise<MediaLeg>;
+  createSession(options?: {
+    record?: boolean;
+    inactivityTimeoutSec?: number;
+    srtp?: SrtpMode;
+  }): Promise<MediaLeg>;
 }

@@ -67,6 +67,7 @@ const SDP_FAILURES = new Set([
   'no_remote_rtp_address',
   'no_remote_rtp_port',
   'sdp_error',
+  'srtp_negotiation_failed',
 ]);
 
 /** How the local end of an answered call is recorded. */
@@ -282,7 +283,8 @@ export class CallAttempt {
       const code = (err as { code?: string }).code;
       this.answeredAt = now; // a dialog exists: it is ended with BYE
       if (!code || !SDP_FAILURES.has(code)) throw err; // our fault, not the far end's SDP
-      const endCallReason = code;
+      // No endCallReason names SRTP: a far end without a usable key sent an unusable SDP.
+      const endCallReason = code === 'srtp_negotiation_failed' ? 'sdp_error' : code;
       this.log.warn({ endCallReason }, 'answer SDP unusable: hanging up');
       this.answeredAt = now;
       this.localEnd = endCallReason;

@@ -262,6 +262,7 @@ export class CallSession {
     try {
       media = await this.deps.media.createSession({
         record: agent?.outgoing.recordingEnabled ?? false,
+        srtp: trunk.media ?? 'rtp',
       });
     } catch (err) {
       this.log.error({ err }, 'no RTP session for the call');

@@ -282,6 +282,7 @@ export class SessionTransfers {
       (sdp) => buildDialRequest(trunk, req.destination, callerId, sdp),
       1000 * (req.secondsToWaitForCallerToAnswer ?? DEFAULT_BRIDGE_WAIT_SECONDS),
       onAnswer,
+      trunk.media ?? 'rtp',
     );
     if (bridge.inviteSentAt) leg.inviteSentAt = bridge.inviteSentAt;
     if (!r.ok && this.bridge === bridge) await this.endBridge();

@@ -7,7 +7,7 @@
 // the answer, BYE after, the media closed once).
 import type { Logger } from 'pino';
 import type { NetworkQuality } from '../../model/call-record.js';
-import type { MediaLeg, MediaPort } from '../ports/media-port.js';
+import type { MediaLeg, MediaPort, SrtpMode } from '../ports/media-port.js';
 import type {
   DialogSnapshot,
   DialRequest,
@@ -103,6 +103,7 @@ export class TargetBridge {
     build: (sdp: string) => Omit<DialRequest, 'answerOffer' | 'onSending'>,
     waitMs: number,
     onAnswer: OnAnswer,
+    srtp: SrtpMode = 'rtp',
   ): Promise<BridgeDialResult> {
     return new Promise<BridgeDialResult>((resolve) => {
       const settle = (r: BridgeDialResult): void => {
@@ -113,7 +114,7 @@ export class TargetBridge {
       };
       void (async () => {
         try {
-          const targetMedia = await this.media.createSession({});
+          const targetMedia = await this.media.createSession({ srtp });
           if (this.ending) {
             // The call ended while the media session was being made: it goes at once.
             targetMedia

@@ -10,6 +10,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { MediaConfig } from '../media-config.js';
 import type { MediaCloseResult, NetworkQuality } from '../media-types.js';
 import type { PacingClockStats } from '../pacing-clock.js';
+import type { SrtpMode } from '../sdp-types.js';
 import type { ThreadPriority } from './thread-priority.js';
 
 export interface MediaWorkerData {
@@ -37,7 +38,16 @@ export type SessionOp =
   | [kind: 'offer', id: number, sdp: string];
 
 export type ToWorker =
-  | { t: 'create'; req: number; record: boolean; inactivityTimeoutSec?: number }
+  | {
+      t: 'create';
+      req: number;
+      record: boolean;
+      inactivityTimeoutSec?: number;
+      /** Absent: 'rtp'. With an SRTP mode, `sdesKeys` holds the keys the main thread offers. */
+      srtp?: SrtpMode;
+      /** a=crypto values (sdes-offer-keys.ts): both threads negotiate with the same keys. */
+      sdesKeys?: string[];
+    }
   | { t: 'ops'; ops: SessionOp[]; audio: ArrayBuffer | null }
   | { t: 'close'; id: number; reason: string }
   | { t: 'closeAll' };
@@ -66,7 +76,7 @@ export interface AudioMessage {
   count: number;
 }
 
-/** Stats as the worker reports them (also the cached value of `stats()` on the main side). */
+/** Stats as the worker reports them (also the cached value of `stats()` on the main side); `srtp` included. */
 export type StatsEvent = NetworkQuality;
 
 // ---- the packed audio batch, worker → main ----

@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { MediaEngine } from '../media-engine.js';
 import type { MediaSession } from '../media-session.js';
 import type { ReceivedAudioFrame } from '../media-types.js';
+import { sdesOfferKeysFromValues } from '../sdes-offer-keys.js';
 import {
   type AudioMessage,
   packFrame,
@@ -83,12 +84,16 @@ const audio = new AudioBatch();
 
 async function create(m: Extract<ToWorker, { t: 'create' }>): Promise<void> {
   try {
-    const session = await engine.createSession({
-      record: m.record,
-      ...(m.inactivityTimeoutSec !== undefined
-        ? { inactivityTimeoutSec: m.inactivityTimeoutSec }
-        : {}),
-    });
+    const session = await engine.createSession(
+      {
+        record: m.record,
+        ...(m.inactivityTimeoutSec !== undefined
+          ? { inactivityTimeoutSec: m.inactivityTimeoutSec }
+          : {}),
+        ...(m.srtp !== undefined ? { srtp: m.srtp } : {}),
+      },
+      m.sdesKeys ? sdesOfferKeysFromValues(m.sdesKeys) : undefined,
+    );
     const id = nextId++;
     sessions.set(id, session);
     session.onAudio((frame) => audio.add(id, session, frame));

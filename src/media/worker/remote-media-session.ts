@@ -9,7 +9,8 @@ import { EventEmitter } from 'node:events';
 import { AgentAudioEncoder } from '../agent-audio-encoder.js';
 import type { MediaCloseResult, MediaSessionEvents, NetworkQuality } from '../media-types.js';
 import type { ClearResult } from '../playout-queue.js';
-import type { NegotiatedMedia } from '../sdp-types.js';
+import type { SdesOfferKeys } from '../sdes-offer-keys.js';
+import type { NegotiatedMedia, SrtpMode } from '../sdp-types.js';
 import { SessionSdp } from '../session-sdp.js';
 import { checkDtmfRequest } from '../telephone-event-sender.js';
 import type { PackedFrame } from './media-worker-protocol.js';
@@ -52,6 +53,7 @@ export class RemoteMediaSession extends EventEmitter<MediaSessionEvents> {
     private readonly id: number,
     readonly localPort: number,
     readonly localAddress: string,
+    srtp: { mode: SrtpMode; keys: SdesOfferKeys | null } = { mode: 'rtp', keys: null },
   ) {
     super();
     const c = engine.config;
@@ -62,6 +64,8 @@ export class RemoteMediaSession extends EventEmitter<MediaSessionEvents> {
       telephoneEventPayloadType: c.telephoneEventPayloadType,
       ptime: FRAME_MS,
       offerRtcpMux: c.offerRtcpMux,
+      srtp: srtp.mode,
+      sdesKeys: srtp.keys,
     });
     this.maxQueuedBytes = Math.round(c.playoutQueueMaxMs * 8);
   }
@@ -74,16 +78,17 @@ export class RemoteMediaSession extends EventEmitter<MediaSessionEvents> {
     return this.sdp.offer();
   }
 
+  /** As MediaSession's; the worker repeats the SDES negotiation with the same keys. */
   applyAnswer(sdp: string): NegotiatedMedia {
     const n = this.sdp.readAnswer(sdp);
-    this.negotiated = n;
+    this.negotiated = n.media;
     this.engine.queue(['answer', this.id, sdp]);
-    return n;
+    return n.media;
   }
 
   answerOffer(sdp: string): string {
     const n = this.sdp.readOffer(sdp);
-    this.negotiated = n;
+    this.negotiated = n.media;
     this.engine.queue(['offer', this.id, sdp]);
     return this.sdp.answer(n);
   }
@@ -209,4 +214,5 @@ const EMPTY_COUNTERS: MediaCloseResult['counters'] = {
   overflowMs: 0,
   rttMs: -1,
   sendErrors: 0,
+  packetsBeforeKeys: 0,
 };

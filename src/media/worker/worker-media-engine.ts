@@ -17,6 +17,12 @@ import { registerUrgentWork } from '../../urgent-work.js';
 import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from '../media-config.js';
 import type { CreateSessionOptions } from '../media-engine.js';
 import { MediaError } from '../media-error.js';
+import {
+  generateSdesOfferKeys,
+  sdesOfferKeysToValues,
+  type SdesOfferKeys,
+} from '../sdes-offer-keys.js';
+import type { SrtpMode } from '../sdp-types.js';
 import { SPACING_BINS, type PacingClockStats } from '../pacing-clock.js';
 import {
   type AudioMessage,
@@ -62,6 +68,8 @@ export const WORKER_YOUNG_GENERATION_MB = 3;
 interface PendingCreate {
   resolve: (s: RemoteMediaSession) => void;
   reject: (err: Error) => void;
+  srtp: SrtpMode;
+  sdesKeys: SdesOfferKeys | null;
 }
 
 export class WorkerMediaEngine {
@@ -157,8 +165,15 @@ export class WorkerMediaEngine {
     if (options.inactivityTimeoutSec !== undefined) {
       m.inactivityTimeoutSec = options.inactivityTimeoutSec;
     }
+    const srtp = options.srtp ?? 'rtp';
+    // SDES keys made here: this thread writes the offers, the worker protects with them
+    const sdesKeys = srtp === 'rtp' ? null : generateSdesOfferKeys();
+    if (sdesKeys) {
+      m.srtp = srtp;
+      m.sdesKeys = sdesOfferKeysToValues(sdesKeys);
+    }
     return new Promise((resolve, reject) => {
-      this.creates.set(req, { resolve, reject });
+      this.creates.set(req, { resolve, reject, srtp, sdesKeys });
       this.worker.postMessage(m);
     });
   }
@@ -229,7 +244,8 @@ export class WorkerMediaEngine {
       case 'created': {
         const pending = this.creates.get(m.req);
         this.creates.delete(m.req);
-        const session = new RemoteMediaSession(this, m.id, m.port, m.address);
+        const srtp = { mode: pending?.srtp ?? 'rtp', keys: pending?.sdesKeys ?? null } as const;
+        const session = new RemoteMediaSession(this, m.id, m.port, m.address, srtp);
         this.sessions.set(m.id, session);
         pending?.resolve(session);
         break;

@@ -98,3 +98,55 @@ describe('SIP over TLS through a Kamailio TLS edge', () => {
     expect(res.json.error).toBe('invalid_tls_material');
   });
 });
+
+describe('mutual TLS with a TLS edge that requires a client certificate', () => {
+  let strict: Kamailio;
+  beforeAll(async () => {
+    strict = await startKamailio({
+      tls: {
+        certPath: pki.server.certPath,
+        keyPath: pki.server.keyPath,
+        clientCaPath: pki.ca.certPath,
+        requireClientCertificate: true,
+      },
+      forwardTo: { host: '127.0.0.1', port: 9 },
+    });
+  }, 30_000);
+  afterAll(async () => {
+    await strict?.stop();
+  });
+
+  it('gateway-to-mtls-edge without a client certificate: refused, no_voip_connection with the TLS error', async () => {
+    const trunk = await gw.trunk(strict.tlsPort!, {
+      host: 'localhost',
+      transport: 'tls',
+      tls: { caPem: pki.ca.certPem },
+    });
+    const r = await gw.waitFor(await gw.call(trunk, '+12125556510'), undefined, 15_000);
+    expect(r).toMatchObject({
+      status: 'failed',
+      endCallReason: 'no_voip_connection',
+      sipFailure: { transportError: expect.stringMatching(/^tls: /) },
+    });
+    expect(strict.requests('INVITE')).toHaveLength(0);
+  }, 30_000);
+
+  it("gateway-to-mtls-edge with the trunk's client certificate: the INVITE gets through", async () => {
+    const trunk = await gw.trunk(strict.tlsPort!, {
+      host: 'localhost',
+      transport: 'tls',
+      tls: {
+        caPem: pki.ca.certPem,
+        clientCertPem: pki.client.certPem,
+        clientKeyPem: pki.client.keyPem,
+      },
+    });
+    const view = await gw.api('GET', `/api/v1/phones/sip-trunks/${trunk}`);
+    expect(view.json.tls.hasClientKey).toBe(true);
+    expect(JSON.stringify(view.json)).not.toContain('PRIVATE KEY');
+    const callId = await gw.call(trunk, '+12125556511');
+    await strict.waitForRequest((q) => q.method === 'INVITE' && q.transport === 'tls', 10_000);
+    await gw.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
+    await gw.waitFor(callId, undefined, 15_000);
+  }, 30_000);
+});

@@ -96,3 +96,59 @@ describe('buildDialRequest', () => {
     });
   });
 });
+
+describe('buildDialRequest over TLS and with registration', () => {
+  const tlsTrunk = (tls: Partial<NonNullable<SipTrunk['tls']>>, extra: Partial<SipTrunk> = {}) =>
+    trunkFixture({
+      companyId: 'co',
+      createdAt: 'a',
+      transport: 'tls',
+      port: 5061,
+      tls: { caPem: null, clientCertPem: null, clientKeyPem: null, sipsUri: false, ...tls },
+      ...extra,
+    });
+
+  it('transport tls: sip: with transport=tls in the Request-URI (To without it); no material, no profile', () => {
+    const r = buildDialRequest(tlsTrunk({}), '+14155550123', '+12125550100', 'v=0');
+    expect(r.requestUri).toBe('sip:+14155550123@carrier.example:5061;transport=tls');
+    expect(r.to.uri).toBe('sip:+14155550123@carrier.example:5061');
+    expect(r.target).toEqual({ host: 'carrier.example', port: 5061, transport: 'tls' });
+  });
+
+  it('sipsUri: sips: URIs (RFC 3261 §19.1) without a transport parameter', () => {
+    const r = buildDialRequest(tlsTrunk({ sipsUri: true }), '+14155550123', '+12125550100', 'v=0');
+    expect(r.requestUri).toBe('sips:+14155550123@carrier.example:5061');
+    expect(r.to.uri).toBe('sips:+14155550123@carrier.example:5061');
+  });
+
+  it("the trunk's CA bundle and client certificate go with the target, named by the trunk", () => {
+    const t = tlsTrunk({ caPem: 'CA', clientCertPem: 'CERT', clientKeyPem: 'KEY' });
+    expect(buildDialRequest(t, '+14155550123', null, 'v=0').target.tls).toEqual({
+      profile: t.id,
+      ca: 'CA',
+      cert: 'CERT',
+      key: 'KEY',
+    });
+  });
+
+  it("a registration trunk without credentials of its own answers challenges with the registration's, and presents the registered user", () => {
+    const t = trunkFixture({
+      companyId: 'co',
+      createdAt: 'a',
+      username: null,
+      password: null,
+      identity: { ...DEFAULT_TRUNK_IDENTITY, fromUser: 'username' },
+      register: {
+        enabled: true,
+        username: 'acct-9',
+        authUsername: 'auth-9',
+        password: 'pw',
+        expiresSeconds: 600,
+        registrar: null,
+      },
+    });
+    const r = buildDialRequest(t, '+14155550123', '+12125550100', 'v=0');
+    expect(r.credentials).toEqual({ username: 'auth-9', password: 'pw' });
+    expect(r.from.uri).toBe('sip:acct-9@carrier.example');
+  });
+});

@@ -19,6 +19,11 @@ export interface PeerProcessOptions {
   env?: NodeJS.ProcessEnv;
   /** Feed stdin from a pipe (kept open) instead of /dev/null. */
   stdinPipe?: boolean;
+  /** Run as this user (a server that refuses root, e.g. PostgreSQL). */
+  uid?: number;
+  gid?: number;
+  /** What stop() sends first; default SIGTERM. */
+  stopSignal?: NodeJS.Signals;
 }
 
 export interface PeerProcess {
@@ -77,6 +82,8 @@ export function startPeerProcess(o: PeerProcessOptions): PeerProcess {
     env: o.env ?? process.env,
     detached: true,
     stdio: [o.stdinPipe ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    ...(o.uid !== undefined ? { uid: o.uid } : {}),
+    ...(o.gid !== undefined ? { gid: o.gid } : {}),
   });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
@@ -104,7 +111,7 @@ export function startPeerProcess(o: PeerProcessOptions): PeerProcess {
     stopping ??= (async () => {
       if (running && pid > 0) {
         try {
-          process.kill(pid, 'SIGTERM');
+          process.kill(pid, o.stopSignal ?? 'SIGTERM');
         } catch {
           /* already gone */
         }

@@ -1,0 +1,103 @@
+// The PostgreSQL schema against a real server: migrations run once even when
+// three daemons start together, the tables and columns are SQLite's (so a
+// SQLite migration without its PostgreSQL counterpart fails here), the
+// call_numbers trigger keeps alternates, and a newer database is refused.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/database.js';
+import { migratePg, PG_SCHEMA_VERSION } from '../../src/store/pg/pg-migrations.js';
+import { startPostgres, type PostgresServer } from '../support/postgres.js';
+
+let server: PostgresServer;
+const pools: pg.Pool[] = [];
+const pool = (url: string) => {
+  const p = new pg.Pool({ connectionString: url, max: 4 });
+  // An idle client learns of the server's shutdown as an error event.
+  p.on('error', () => undefined);
+  pools.push(p);
+  return p;
+};
+
+beforeAll(async () => {
+  server = await startPostgres({ fsync: false });
+}, 60_000);
+afterAll(async () => {
+  await Promise.allSettled(pools.map((p) => p.end()));
+  await server?.stop();
+});
+
+/** table → sorted column names. */
+type Shape = Record<string, string[]>;
+
+function sqliteShape(): Shape {
+  const db = openDatabase(':memory:');
+  const tables = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    .all() as Array<{ name: string }>;
+  const shape: Shape = {};
+  for (const { name } of tables)
+    shape[name] = (db.pragma(`table_info(${name})`) as Array<{ name: string }>)
+      .map((c) => c.name)
+      .sort();
+  db.close();
+  return shape;
+}
+
+async function pgShape(p: pg.Pool): Promise<Shape> {
+  const { rows } = await p.query<{ table_name: string; column_name: string }>(
+    `SELECT table_name, column_name FROM information_schema.columns
+     WHERE table_schema = 'public' AND table_name <> 'schema_migrations'`,
+  );
+  const shape: Shape = {};
+  for (const r of rows) (shape[r.table_name] ??= []).push(r.column_name);
+  for (const t of Object.keys(shape)) shape[t]!.sort();
+  return shape;
+}
+
+describe('PostgreSQL schema', () => {
+  it('three daemons migrating at once: each migration runs once, all end at the same version', async () => {
+    const url = await server.createDatabase('concurrent');
+    const versions = await Promise.all([pool(url), pool(url), pool(url)].map((p) => migratePg(p)));
+    expect(versions).toEqual([PG_SCHEMA_VERSION, PG_SCHEMA_VERSION, PG_SCHEMA_VERSION]);
+    const { rows } = await pool(url).query(
+      'SELECT version FROM schema_migrations ORDER BY version',
+    );
+    expect(rows.map((r) => r.version)).toEqual(
+      Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1),
+    );
+  });
+
+  it("has SQLite's tables and columns, one for one", async () => {
+    const p = pool(await server.createDatabase('parity'));
+    await migratePg(p);
+    expect(await pgShape(p)).toEqual(sqliteShape());
+  });
+
+  it('keeps call_numbers by trigger: the number and its alternates on insert, a changed number on update', async () => {
+    const p = pool(await server.createDatabase('triggers'));
+    await migratePg(p);
+    await p.query(`INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'now')`);
+    await p.query(
+      `INSERT INTO calls (id, call_id, company_id, phone_number, status, created_at, modified_at, data)
+       VALUES ('r1', 'c1', 'co', '+12125550100', 'scheduled', 'now', 'now', $1)`,
+      [JSON.stringify({ additionalPhoneNumbers: ['+12125550101', 7, '+12125550102'] })],
+    );
+    await p.query(`UPDATE calls SET phone_number = '+12125550103' WHERE id = 'r1'`);
+    const { rows } = await p.query(
+      `SELECT phone_number FROM call_numbers WHERE call_record_id = 'r1' ORDER BY phone_number`,
+    );
+    expect(rows.map((r) => r.phone_number)).toEqual([
+      '+12125550100',
+      '+12125550101',
+      '+12125550102',
+      '+12125550103',
+    ]);
+  });
+
+  it('refuses a database newer than this build', async () => {
+    const p = pool(await server.createDatabase('newer'));
+    await migratePg(p);
+    await p.query('INSERT INTO schema_migrations (version) VALUES (999)');
+    await expect(migratePg(p)).rejects.toThrow(/schema version 999 is newer/);
+  });
+});

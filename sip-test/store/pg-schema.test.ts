@@ -2,27 +2,21 @@
 // three daemons start together, the tables and columns are SQLite's (so a
 // SQLite migration without its PostgreSQL counterpart fails here), the
 // call_numbers trigger keeps alternates, and a newer database is refused.
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/database.js';
 import { migratePg, PG_SCHEMA_VERSION } from '../../src/store/pg/pg-migrations.js';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
 
 let server: PostgresServer;
-const pools: pg.Pool[] = [];
-const pool = (url: string) => {
-  const p = new pg.Pool({ connectionString: url, max: 4 });
-  // An idle client learns of the server's shutdown as an error event.
-  p.on('error', () => undefined);
-  pools.push(p);
-  return p;
-};
+const pools = new TestPools();
+const pool = (url: string) => pools.open(url, 4);
 
 beforeAll(async () => {
   server = await startPostgres({ fsync: false });
 }, 60_000);
 afterAll(async () => {
-  await Promise.allSettled(pools.map((p) => p.end()));
+  await pools.end();
   await server?.stop();
 });
 

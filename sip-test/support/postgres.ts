@@ -121,3 +121,20 @@ async function postgresUser(): Promise<{ uid: number; gid: number }> {
   const { stdout: g } = await exec('id', ['-g', 'postgres']);
   return { uid: Number(stdout.trim()), gid: Number(g.trim()) };
 }
+
+/** The pools a test file opens, all ended (before the server stops) by end(). */
+export class TestPools {
+  private readonly pools: pg.Pool[] = [];
+
+  open(url: string, max = 8): pg.Pool {
+    const p = new pg.Pool({ connectionString: url, max });
+    // An idle client learns of the server's shutdown as an error event.
+    p.on('error', () => undefined);
+    this.pools.push(p);
+    return p;
+  }
+
+  async end(): Promise<void> {
+    await Promise.allSettled(this.pools.splice(0).map((p) => p.end()));
+  }
+}

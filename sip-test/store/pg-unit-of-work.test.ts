@@ -1,0 +1,130 @@
+// The serialized unit of work on a real PostgreSQL: without the number's
+// lock two admissions both see "no call yet" and both insert; with it the
+// second waits for the first and refuses. Then three daemons (three pools)
+// admitting 600 concurrent requests for 100 numbers with a limit of 2 calls
+// per number: exactly 2 accepted for each, never more. Keys named in
+// opposite orders never deadlock.
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migratePg } from '../../src/store/pg/pg-migrations.js';
+import { numberKey, PgUnitOfWork } from '../../src/store/pg/pg-unit-of-work.js';
+import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
+
+let server: PostgresServer;
+const pools = new TestPools();
+let dbs = 0;
+
+beforeAll(async () => {
+  server = await startPostgres({ fsync: false });
+}, 60_000);
+afterAll(async () => {
+  await pools.end();
+  await server?.stop();
+});
+
+async function database(): Promise<string> {
+  const url = await server.createDatabase(`uow_${++dbs}`);
+  const p = pools.open(url, 2);
+  await migratePg(p);
+  await p.query(`INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'x')`);
+  return url;
+}
+
+let seq = 0;
+/** Admits a call to `number` when fewer than `limit` exist: count, then insert. */
+async function admit(tx: pg.PoolClient, number: string, limit: number, pause?: Promise<void>) {
+  const { rows } = await tx.query<{ n: string }>(
+    `SELECT count(*) AS n FROM calls WHERE company_id = 'co' AND phone_number = $1`,
+    [number],
+  );
+  if (pause) await pause;
+  if (Number(rows[0]!.n) >= limit) return false;
+  const id = `r${process.pid}-${++seq}`;
+  await tx.query(
+    `INSERT INTO calls (id, call_id, company_id, phone_number, status, created_at, modified_at, data)
+     VALUES ($1, $1, 'co', $2, 'trying', 'x', 'x', '{}')`,
+    [id, number],
+  );
+  return true;
+}
+
+const gate = () => {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  return { open, opened };
+};
+
+describe('PgUnitOfWork', () => {
+  it("two admissions for one number: without the number's lock both insert; with it the second waits and refuses", async () => {
+    const url = await database();
+    const uow = new PgUnitOfWork(pools.open(url, 4));
+    const race = async (keys: string[], number: string) => {
+      const g = gate();
+      let counted!: () => void;
+      const firstCounted = new Promise<void>((r) => (counted = r));
+      const first = uow.run(keys, async (tx) => {
+        const p = admit(tx, number, 1, g.opened);
+        counted();
+        return p;
+      });
+      await firstCounted;
+      await new Promise((r) => setTimeout(r, 50));
+      const second = uow.run(keys, (tx) => admit(tx, number, 1));
+      await new Promise((r) => setTimeout(r, 200));
+      g.open();
+      return Promise.all([first, second]);
+    };
+    expect(await race([], '+12125550001')).toEqual([true, true]);
+    expect(await race([numberKey('co', '+12125550002')], '+12125550002')).toEqual([true, false]);
+  });
+
+  it('three daemons, 600 concurrent admissions for 100 numbers, limit 2: exactly 2 calls per number', async () => {
+    const url = await database();
+    const daemons = [1, 2, 3].map(() => new PgUnitOfWork(pools.open(url, 8)));
+    const numbers = Array.from({ length: 100 }, (_, i) => `+1212556${String(i).padStart(4, '0')}`);
+    const results = await Promise.all(
+      Array.from({ length: 600 }, (_, i) => {
+        const number = numbers[i % 100]!;
+        return daemons[i % 3]!.run([numberKey('co', number)], (tx) => admit(tx, number, 2));
+      }),
+    );
+    expect(results.filter(Boolean)).toHaveLength(200);
+    const { rows } = await pools
+      .open(url, 1)
+      .query<{ phone_number: string; n: string }>(
+        `SELECT phone_number, count(*) AS n FROM calls GROUP BY phone_number`,
+      );
+    expect(rows).toHaveLength(100);
+    expect(rows.every((r) => Number(r.n) === 2)).toBe(true);
+  }, 60_000);
+
+  it('keys named in opposite orders (a number and its alternate) never deadlock', async () => {
+    const url = await database();
+    const uow = new PgUnitOfWork(pools.open(url, 10));
+    const a = numberKey('co', '+12125550010');
+    const b = numberKey('co', '+12125550011');
+    const runs = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        uow.run(i % 2 ? [a, b] : [b, a], async (tx) => {
+          await tx.query('SELECT pg_sleep(0.001)');
+          return i;
+        }),
+      ),
+    );
+    expect(runs).toHaveLength(100);
+  }, 60_000);
+
+  it('rolls back what a failing transaction wrote', async () => {
+    const url = await database();
+    const pool = pools.open(url, 2);
+    const uow = new PgUnitOfWork(pool);
+    await expect(
+      uow.run([numberKey('co', '+12125550020')], async (tx) => {
+        await admit(tx, '+12125550020', 5);
+        throw new Error('protections failed');
+      }),
+    ).rejects.toThrow('protections failed');
+    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM calls`);
+    expect(rows[0].n).toBe(0);
+  });
+});

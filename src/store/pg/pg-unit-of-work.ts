@@ -1,0 +1,54 @@
+// One transaction on PostgreSQL, serialized per key (issue 27 item 2;
+// docs/decisions/multi-node-store.md rule 2): before running, it takes a
+// transaction-scoped advisory lock for each key, in sorted order so that
+// two transactions naming the same keys cannot deadlock. A second
+// transaction on any daemon naming one of those keys waits until the first
+// commits, then sees its writes (READ COMMITTED reads at each statement).
+import type pg from 'pg';
+
+/** SQLSTATEs after which the whole transaction is run again. */
+const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
+
+/** The key that serializes decisions about one number of one company. */
+export function numberKey(companyId: string, phoneNumber: string): string {
+  return `number:${companyId}:${phoneNumber}`;
+}
+
+/** The key that serializes a company's channel and concurrency counts. */
+export function companyKey(companyId: string): string {
+  return `company:${companyId}`;
+}
+
+export class PgUnitOfWork {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly maxAttempts = 3,
+  ) {}
+
+  /**
+   * Runs `fn` in one transaction holding the advisory lock of every key;
+   * commits what it wrote, or rolls back when it throws. A deadlock or
+   * serialization failure reported by PostgreSQL runs it again, at most
+   * `maxAttempts` times in all.
+   */
+  async run<T>(keys: readonly string[], fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+    const sorted = [...new Set(keys)].sort();
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      try {
+        await client.query('BEGIN');
+        for (const key of sorted)
+          await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        const code = (err as { code?: string }).code;
+        if (attempt >= this.maxAttempts || !code || !RETRYABLE.has(code)) throw err;
+      } finally {
+        client.release();
+      }
+    }
+  }
+}

@@ -6,11 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Async } from '../../src/calls/ports/async.js';
 import type { ScheduleRepository } from '../../src/calls/ports/call-store.js';
 import type { NewSchedule } from '../../src/model/schedule.js';
-import { openDatabase, type Db } from '../../src/store/database.js';
-import { migratePg } from '../../src/store/pg/pg-migrations.js';
 import { PgScheduleRepository } from '../../src/store/pg/pg-schedule-repository.js';
 import { SqliteScheduleRepository } from '../../src/store/schedule-repository.js';
 import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
+import { postgresDatabase, promised, sqliteDatabase } from '../support/store-under-test.js';
 
 type Repo = Async<ScheduleRepository> & { nextDueAt(): Promise<number | undefined> };
 
@@ -23,19 +22,9 @@ interface StoreUnderTest {
 
 /** The SQLite repository, answered through promises like a server store. */
 function sqliteStore(): StoreUnderTest {
-  const db: Db = openDatabase(':memory:');
-  const sync = new SqliteScheduleRepository(db);
-  const repo = new Proxy(sync, {
-    get: (target, key) => {
-      const v = Reflect.get(target, key) as unknown;
-      return typeof v === 'function'
-        ? (...args: unknown[]) =>
-            Promise.resolve((v as (...a: unknown[]) => unknown).apply(target, args))
-        : v;
-    },
-  }) as unknown as Repo;
+  const db = sqliteDatabase();
   return {
-    repo,
+    repo: promised(new SqliteScheduleRepository(db)),
     seed: async (n) => {
       db.prepare(`INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'x')`).run();
       const insert = db.prepare(`INSERT INTO calls (id, call_id, company_id, phone_number, status,
@@ -51,13 +40,10 @@ function sqliteStore(): StoreUnderTest {
 
 let server: PostgresServer;
 const pools = new TestPools();
-let dbCount = 0;
 const pgPool = async (url: string) => pools.open(url);
 
 async function postgresStore(): Promise<StoreUnderTest & { url: string }> {
-  const url = await server.createDatabase(`schedules_${++dbCount}`);
-  const pool = await pgPool(url);
-  await migratePg(pool);
+  const { url, pool } = await postgresDatabase(server, pools);
   return {
     url,
     repo: new PgScheduleRepository(pool),

@@ -276,6 +276,23 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE live_dialogs_v6 RENAME TO live_dialogs;
     `,
   },
+  {
+    // Issue 27: the daemons sharing a database, and which one owns a call
+    // (docs/decisions/multi-node-store.md rules 4-5). One daemon on its
+    // SQLite file owns every call; the columns keep the schemas alike.
+    version: 7,
+    sql: `
+      CREATE TABLE nodes (
+        id TEXT PRIMARY KEY,
+        sip_address TEXT NOT NULL,
+        internal_url TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('up', 'draining')),
+        started_at TEXT NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+      );
+      ALTER TABLE calls ADD COLUMN node_id TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

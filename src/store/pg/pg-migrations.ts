@@ -1,8 +1,8 @@
 // The PostgreSQL schema (issue 27), versioned like SQLite's: each migration
 // runs once, in a transaction, recorded in schema_migrations. Daemons that
 // start together migrate one at a time (a session advisory lock). Version 1
-// is the SQLite schema at its version 6, table for table and column for
-// column (a test holds the two to it); JSON documents are jsonb, times stay
+// is the SQLite schema at its version 6, version 2 its version 7, table for
+// table and column for column (a test holds the two to it); JSON documents are jsonb, times stay
 // ISO text or Unix milliseconds as the repositories write them.
 import type pg from 'pg';
 
@@ -199,6 +199,23 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
       CREATE INDEX webhook_deliveries_order ON webhook_deliveries (endpoint_id, record_id, status, id);
       CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
+    `,
+  },
+  {
+    // The daemons sharing the database, and which one owns a call
+    // (docs/decisions/multi-node-store.md rules 4-5); SQLite's version 7.
+    version: 2,
+    sql: `
+      CREATE TABLE nodes (
+        id TEXT PRIMARY KEY,
+        sip_address TEXT NOT NULL,
+        internal_url TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('up', 'draining')),
+        started_at TEXT NOT NULL,
+        heartbeat_at BIGINT NOT NULL
+      );
+      ALTER TABLE calls ADD COLUMN node_id TEXT;
+      CREATE INDEX calls_node_live ON calls (node_id, status);
     `,
   },
 ];

@@ -14,8 +14,8 @@ export function promised<T extends object>(
     get: (target, key) => {
       const v = Reflect.get(target, key) as unknown;
       return typeof v === 'function'
-        ? (...args: unknown[]) =>
-            Promise.resolve((v as (...a: unknown[]) => unknown).apply(target, args))
+        ? // async: a throw becomes a rejection, as a server store's would
+          async (...args: unknown[]) => (v as (...a: unknown[]) => unknown).apply(target, args)
         : v;
     },
   }) as never;
@@ -28,14 +28,65 @@ export function sqliteDatabase(): Db {
 
 let databases = 0;
 
-/** A fresh database on `server`, migrated, and a pool on it. */
+/**
+ * A fresh migrated database on `server` and a pool on it. Its default
+ * collation is ICU en-US, as on many production servers (the test server's
+ * own default is C.UTF-8): the byte-wise order the lists promise must not
+ * come from the locale.
+ */
 export async function postgresDatabase(
   server: PostgresServer,
   pools: TestPools,
   max = 8,
 ): Promise<{ url: string; pool: pg.Pool }> {
-  const url = await server.createDatabase(`contract_${process.pid}_${++databases}`);
+  const name = `contract_${process.pid}_${++databases}`;
+  await pools
+    .open(server.url, 1)
+    .query(
+      `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`,
+    );
+  const url = server.url.replace(/\/postgres$/, `/${name}`);
   const pool = pools.open(url, max);
   await migratePg(pool);
   return { url, pool };
+}
+
+/** A repository under test on one store, with companies to own what it keeps. */
+export interface SeededStore<R> {
+  repo: R;
+  /** Creates these companies. */
+  seed(companyIds: string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `make`'s repository on a fresh SQLite database. */
+export function sqliteSeeded<R>(make: (db: Db) => R): SeededStore<R> {
+  const db = sqliteDatabase();
+  const insert = db.prepare(`INSERT INTO companies (id, name, created_at) VALUES (?, ?, 'x')`);
+  return {
+    repo: make(db),
+    seed: async (ids) => {
+      for (const id of ids) insert.run(id, id);
+    },
+    close: async () => {
+      db.close();
+    },
+  };
+}
+
+/** `make`'s repository on a fresh PostgreSQL database of `server`. */
+export async function postgresSeeded<R>(
+  server: PostgresServer,
+  pools: TestPools,
+  make: (pool: pg.Pool) => R,
+): Promise<SeededStore<R>> {
+  const { pool } = await postgresDatabase(server, pools, 4);
+  return {
+    repo: make(pool),
+    seed: async (ids) => {
+      for (const id of ids)
+        await pool.query(`INSERT INTO companies (id, name, created_at) VALUES ($1, $1, 'x')`, [id]);
+    },
+    close: async () => undefined,
+  };
 }

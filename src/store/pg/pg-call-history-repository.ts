@@ -1,0 +1,63 @@
+// The calls of one destination number on PostgreSQL (issue 27), as the
+// protections read them (spec §8): open calls, recent calls, and the same
+// number + agent within a minute. A number is found whether it was a
+// record's own number or one of its alternates (table call_numbers, kept by
+// trigger). Each answer is one statement returning whole records, where the
+// SQLite repository reads ids and then each record.
+import type { CallRecord } from '../../model/call-record.js';
+import { toCallRecord, type CallRow } from './pg-call-repository.js';
+import type { Queryable } from './pg-schedule-repository.js';
+
+/** Oldest first, byte order as SQLite's BINARY collation. */
+const OLDEST_FIRST = 'ORDER BY c.created_at COLLATE "C", c.id COLLATE "C"';
+
+/** The protections' CallHistory port in its asynchronous form (Async<CallHistory>). */
+export class PgCallHistoryRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /** Records that may dial `phoneNumber` and are in one of `statuses`. */
+  async openForNumber(
+    companyId: string,
+    phoneNumber: string,
+    statuses: readonly string[],
+  ): Promise<CallRecord[]> {
+    const { rows } = await this.db.query<CallRow>(
+      `SELECT c.* FROM call_numbers n JOIN calls c ON c.id = n.call_record_id
+       WHERE n.company_id = $1 AND n.phone_number = $2 AND c.status = ANY($3::text[])
+       ${OLDEST_FIRST}`,
+      [companyId, phoneNumber, statuses],
+    );
+    return rows.map(toCallRecord);
+  }
+
+  /**
+   * Records that may have dialed `phoneNumber` and changed at or after
+   * `since` (ISO): every attempt made since then changed its record.
+   */
+  async touchedSince(companyId: string, phoneNumber: string, since: string): Promise<CallRecord[]> {
+    const { rows } = await this.db.query<CallRow>(
+      `SELECT c.* FROM call_numbers n JOIN calls c ON c.id = n.call_record_id
+       WHERE n.company_id = $1 AND n.phone_number = $2 AND c.modified_at COLLATE "C" >= $3
+       ${OLDEST_FIRST}`,
+      [companyId, phoneNumber, since],
+    );
+    return rows.map(toCallRecord);
+  }
+
+  /** The latest record for this number and agent (null matches null) created after `since`. */
+  async latestWithAgentSince(
+    companyId: string,
+    phoneNumber: string,
+    agentId: string | null,
+    since: string,
+  ): Promise<CallRecord | undefined> {
+    const { rows } = await this.db.query<CallRow>(
+      `SELECT * FROM calls
+       WHERE company_id = $1 AND phone_number = $2 AND agent_id IS NOT DISTINCT FROM $3
+         AND created_at COLLATE "C" > $4
+       ORDER BY created_at COLLATE "C" DESC, id COLLATE "C" LIMIT 1`,
+      [companyId, phoneNumber, agentId, since],
+    );
+    return rows[0] && toCallRecord(rows[0]);
+  }
+}

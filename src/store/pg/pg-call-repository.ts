@@ -1,0 +1,271 @@
+// Call records on PostgreSQL (issue 27): the SQLite repository's contract,
+// asynchronous. The indexed fields are columns, the rest of the record a
+// jsonb document; every status change is appended to call_events. A change
+// (the row, its event and the change hook) is one transaction: the
+// repository's own on a pooled client, or the caller's when it is handed a
+// client inside one (the outer commit decides). Text is ordered and compared
+// with COLLATE "C", byte for byte as SQLite's BINARY collation does, so both
+// stores page and range-filter alike whatever the database's locale.
+import pg from 'pg';
+import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../../model/call-record.js';
+import type { Queryable } from './pg-schedule-repository.js';
+
+/** A row of `calls` as node-postgres returns it (jsonb arrives parsed). */
+export interface CallRow {
+  id: string;
+  call_id: string;
+  company_id: string;
+  phone_number: string;
+  agent_id: string | null;
+  status: string;
+  scheduled_at: string | null;
+  created_at: string;
+  modified_at: string;
+  data: Record<string, unknown>;
+}
+
+const COLUMN_KEYS = [
+  'id',
+  'callId',
+  'companyId',
+  'phoneNumber',
+  'agentId',
+  'status',
+  'scheduledAt',
+  'createdAt',
+  'modifiedAt',
+] as const;
+const COLUMNS: ReadonlySet<string> = new Set(COLUMN_KEYS);
+
+/**
+ * Told of every change inside its transaction (the webhook outbox: issue 25),
+ * with the Queryable that transaction runs on: what it writes through `db`
+ * commits or rolls back with the change, and a rejection rolls the change back.
+ */
+export type PgCallChangeListener = (
+  before: CallRecord | undefined,
+  after: CallRecord,
+  at: string,
+  db: Queryable,
+) => Promise<void>;
+
+const INSERT = `WITH c AS (
+    INSERT INTO calls (id, call_id, company_id, phone_number, agent_id, status, scheduled_at,
+      created_at, modified_at, data)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb) RETURNING id, status, created_at)
+  INSERT INTO call_events (call_id, seq, at, status, detail) SELECT id, 1, created_at, status, NULL FROM c`;
+const SAVE = `UPDATE calls SET phone_number = $2, agent_id = $3, status = $4, scheduled_at = $5,
+    modified_at = $6, data = $7::jsonb WHERE id = $1`;
+const ADD_EVENT = `INSERT INTO call_events (call_id, seq, at, status, detail)
+  VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM call_events WHERE call_id = $1), $2, $3, $4)`;
+const NEWEST_FIRST = 'ORDER BY created_at COLLATE "C" DESC, id COLLATE "C"';
+
+/** The calls domain's CallRepository port in its asynchronous form (Async<CallRepository>). */
+export class PgCallRepository {
+  constructor(
+    private readonly db: Queryable,
+    private readonly onChange: PgCallChangeListener = async () => undefined,
+  ) {}
+
+  /** Stores a new record and its first event; rejects when its id or callId exists. */
+  async insert(record: CallRecord): Promise<CallRecord> {
+    await transaction(this.db, async (tx) => {
+      await tx.query(INSERT, toParams(record));
+      await this.onChange(undefined, record, record.createdAt, tx);
+      return { value: undefined, durable: true };
+    });
+    return record;
+  }
+
+  async getById(id: string): Promise<CallRecord | undefined> {
+    const { rows } = await this.db.query<CallRow>('SELECT * FROM calls WHERE id = $1', [id]);
+    return rows[0] && toCallRecord(rows[0]);
+  }
+
+  /** A company's call by record id or callId (the record id first, if both match). */
+  async get(companyId: string, idOrCallId: string): Promise<CallRecord | undefined> {
+    const { rows } = await this.db.query<CallRow>(
+      `SELECT * FROM calls WHERE company_id = $1 AND (id = $2 OR call_id = $2)
+       ORDER BY id = $2 DESC LIMIT 1`,
+      [companyId, idOrCallId],
+    );
+    return rows[0] && toCallRecord(rows[0]);
+  }
+
+  /**
+   * Merges `patch` into the record. With `status` in the patch, the change is
+   * also logged; with `onlyFrom`, the update happens only while the stored
+   * status is one of those (returns undefined otherwise), which is how a
+   * final status is never left. The row is locked (FOR UPDATE) from the read
+   * to the commit, so a compare-and-set on another daemon waits and then
+   * sees this one. A patch that changes the status commits durably; one that
+   * does not commits with synchronous_commit off (the WAL is flushed a moment
+   * later, as SQLite's `withoutFsync` leaves it to the next fsync).
+   */
+  async update(
+    id: string,
+    patch: CallPatch,
+    at: string,
+    opts: { onlyFrom?: readonly string[]; detail?: string } = {},
+  ): Promise<CallRecord | undefined> {
+    return transaction(this.db, async (tx) => {
+      const { rows } = await tx.query<CallRow>('SELECT * FROM calls WHERE id = $1 FOR UPDATE', [
+        id,
+      ]);
+      const current = rows[0] && toCallRecord(rows[0]);
+      if (!current) return { value: undefined, durable: false };
+      if (opts.onlyFrom && !opts.onlyFrom.includes(current.status))
+        return { value: undefined, durable: false };
+      const next: CallRecord = { ...current, ...patch, id, modifiedAt: at } as CallRecord;
+      await tx.query(SAVE, saveParams(next));
+      const changesStatus = patch.status !== undefined && patch.status !== current.status;
+      if (changesStatus) await tx.query(ADD_EVENT, [id, at, patch.status, opts.detail ?? null]);
+      await this.onChange(current, next, at, tx);
+      return { value: next, durable: changesStatus };
+    });
+  }
+
+  async events(id: string): Promise<CallEvent[]> {
+    const { rows } = await this.db.query<CallEvent>(
+      'SELECT seq, at, status, detail FROM call_events WHERE call_id = $1 ORDER BY seq',
+      [id],
+    );
+    return rows;
+  }
+
+  /**
+   * A page of a company's calls, newest first, and how many match. A
+   * negative limit means no limit and a negative offset none, as in SQLite.
+   */
+  async query(companyId: string, q: CallQuery): Promise<{ items: CallRecord[]; total: number }> {
+    const params: unknown[] = [companyId];
+    const param = (v: unknown): string => `$${params.push(v)}`;
+    const where = ['company_id = $1'];
+    if (q.statuses && q.statuses.length > 0)
+      where.push(`status = ANY(${param(q.statuses)}::text[])`);
+    if (q.phoneNumber) where.push(`phone_number = ${param(q.phoneNumber)}`);
+    if (q.agentId) where.push(`agent_id = ${param(q.agentId)}`);
+    if (q.createdFrom) where.push(`created_at COLLATE "C" >= ${param(q.createdFrom)}`);
+    if (q.createdTo) where.push(`created_at COLLATE "C" < ${param(q.createdTo)}`);
+    const clause = where.join(' AND ');
+    const counted = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM calls WHERE ${clause}`,
+      params,
+    );
+    const limit = param(q.limit < 0 ? null : q.limit);
+    const offset = param(Math.max(q.offset, 0));
+    const { rows } = await this.db.query<CallRow>(
+      `SELECT * FROM calls WHERE ${clause} ${NEWEST_FIRST} LIMIT ${limit} OFFSET ${offset}`,
+      params,
+    );
+    return { items: rows.map(toCallRecord), total: counted.rows[0]?.n ?? 0 };
+  }
+
+  /** Calls of a company in any of `statuses` (live-call counting). */
+  async countByStatus(companyId: string, statuses: readonly string[]): Promise<number> {
+    return this.count('company_id = $1 AND status = ANY($2::text[])', [companyId, statuses]);
+  }
+
+  /** Calls on a trunk (any company) in any of `statuses`. */
+  async countLiveOnTrunk(trunkId: string, statuses: readonly string[]): Promise<number> {
+    return this.count(`data ->> 'sipTrunkId' = $1 AND status = ANY($2::text[])`, [
+      trunkId,
+      statuses,
+    ]);
+  }
+
+  /** Transfer targets dialed by the gateway: `transferring` calls whose transfer goes `via: bridge`. */
+  async countTransferLegs(companyId: string): Promise<number> {
+    return this.count(
+      `company_id = $1 AND status = 'transferring'
+       AND data #>> '{transferringDetails,via}' = 'bridge'`,
+      [companyId],
+    );
+  }
+
+  /**
+   * All calls (any company) in any of `statuses`: recovery after a restart.
+   * Oldest first here; SQLite promises no order (it follows its index).
+   */
+  async findByStatus(statuses: readonly string[]): Promise<CallRecord[]> {
+    const { rows } = await this.db.query<CallRow>(
+      `SELECT * FROM calls WHERE status = ANY($1::text[])
+       ORDER BY created_at COLLATE "C", id COLLATE "C"`,
+      [statuses],
+    );
+    return rows.map(toCallRecord);
+  }
+
+  private async count(where: string, params: unknown[]): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM calls WHERE ${where}`,
+      params,
+    );
+    return rows[0]?.n ?? 0;
+  }
+}
+
+/**
+ * Runs `fn` as one transaction. Given the pool, on a client of its own:
+ * BEGIN, `fn`, COMMIT (with synchronous_commit off when `fn` says the change
+ * need not be durable yet), ROLLBACK when it throws. Given a client, the
+ * caller's transaction is running: `fn` runs on it and the caller commits.
+ */
+async function transaction<T>(
+  db: Queryable,
+  fn: (tx: Queryable) => Promise<{ value: T; durable: boolean }>,
+): Promise<T> {
+  if (!(db instanceof pg.Pool)) return (await fn(db)).value;
+  const client = await db.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const { value, durable } = await fn(client);
+    await client.query(durable ? 'COMMIT' : 'SET LOCAL synchronous_commit = off; COMMIT');
+    return value;
+  } catch (err) {
+    await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+function toParams(r: CallRecord): unknown[] {
+  const data: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(r)) if (!COLUMNS.has(k) && v !== undefined) data[k] = v;
+  return [
+    r.id,
+    r.callId,
+    r.companyId,
+    r.phoneNumber,
+    r.agentId,
+    r.status,
+    r.scheduledAt,
+    r.createdAt,
+    r.modifiedAt,
+    JSON.stringify(data),
+  ];
+}
+
+/** SAVE's parameters: the columns an update may change, and the document. */
+function saveParams(r: CallRecord): unknown[] {
+  const [id, , , phoneNumber, agentId, status, scheduledAt, , modifiedAt, data] = toParams(r);
+  return [id, phoneNumber, agentId, status, scheduledAt, modifiedAt, data];
+}
+
+/** A `calls` row as the record (shared with the call history, which reads the same rows). */
+export function toCallRecord(row: CallRow): CallRecord {
+  return {
+    ...(row.data as Omit<CallRecord, (typeof COLUMN_KEYS)[number]>),
+    id: row.id,
+    callId: row.call_id,
+    companyId: row.company_id,
+    phoneNumber: row.phone_number,
+    agentId: row.agent_id,
+    status: row.status as CallRecord['status'],
+    scheduledAt: row.scheduled_at,
+    createdAt: row.created_at,
+    modifiedAt: row.modified_at,
+  };
+}

@@ -32,6 +32,8 @@ afterAll(async () => {
 
 interface Side {
   t: TcpTransport;
+  /** Connections we opened that closed, as host:port. */
+  flowsClosed: string[];
   stats: SipStats;
   frames: Array<{ text: string; from: Endpoint }>;
   profiles: TlsProfiles;
@@ -48,6 +50,7 @@ afterEach(async () => {
 async function side(tls: Partial<StreamTlsOptions>): Promise<Side> {
   const stats = createSipStats();
   const frames: Side['frames'] = [];
+  const flowsClosed: string[] = [];
   const profiles = new TlsProfiles();
   const t = new TcpTransport({
     host: '127.0.0.1',
@@ -56,6 +59,7 @@ async function side(tls: Partial<StreamTlsOptions>): Promise<Side> {
     counters: stats,
     framer: findMessageLength,
     onData: (buf, from) => frames.push({ text: buf.toString(), from }),
+    onFlowClosed: (host, port) => flowsClosed.push(`${host}:${port}`),
     tls: {
       keepAliveIntervalMs: 0,
       keepAliveTimeoutMs: 10_000,
@@ -65,7 +69,7 @@ async function side(tls: Partial<StreamTlsOptions>): Promise<Side> {
   });
   open.push(t);
   await t.listen();
-  return { t, stats, frames, profiles, port: t.address().port };
+  return { t, stats, frames, flowsClosed, profiles, port: t.address().port };
 }
 
 const until = async (cond: () => boolean, ms = 5000): Promise<void> => {
@@ -112,6 +116,24 @@ describe('SIP over TLS between stream transports', () => {
     expect(gw.frames[0]!.text).toContain('CSeq: 2 OPTIONS');
     expect(gw.t.connectionCount()).toBe(1);
     expect(gw.stats.tlsHandshakeFailures).toBe(0);
+  });
+
+  it('the trunk closing our connection is reported as a closed flow (what re-registers a binding)', async () => {
+    const trunk = await side({ server: { cert: pki.server.certPem, key: pki.server.keyPem } });
+    const gw = await side({});
+    gw.profiles.set('t', { ca: pki.ca.certPem });
+    await sendAndSettle(
+      gw,
+      trunk.port,
+      { serverName: 'localhost', profile: 't' },
+      () => trunk.frames.length === 1,
+    );
+    expect(gw.flowsClosed).toEqual([]);
+    await trunk.t.close();
+    await until(() => gw.flowsClosed.length === 1);
+    expect(gw.flowsClosed).toEqual([`127.0.0.1:${trunk.port}`]);
+    // The trunk saw no flow of its own close: the connection was not one it opened.
+    expect(trunk.flowsClosed).toEqual([]);
   });
 
   it('gateway-to-trunk with a certificate from an unknown CA: refused with the TLS error, nothing delivered', async () => {

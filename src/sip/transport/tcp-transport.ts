@@ -89,6 +89,8 @@ export interface TcpTransportOptions extends Partial<TcpLimits> {
   /** A stream whose framing broke (bytes we can't delimit). */
   onFramingError?: () => void;
   onConnectionChange?: (opened: boolean) => void;
+  /** A connection we opened closed (the flow to that peer is gone). */
+  onFlowClosed?: (host: string, port: number) => void;
 }
 
 /** A connection; `waiting` collects send-error handlers until the peer has
@@ -357,6 +359,7 @@ export class TcpTransport implements SipTransport {
         else this.perSource.delete(host);
       }
       this.opts.onConnectionChange?.(false);
+      if (!conn.inbound) this.opts.onFlowClosed?.(host, port);
     });
     return conn;
   }

@@ -101,6 +101,10 @@ export class TransportLayer {
         ...opts.tcpLimits,
         counters: this.stats,
         onFramingError: () => this.stats.parseErrorsDropped++,
+        onFlowClosed: (host, port) => {
+          for (const h of this.flowClosedHandlers)
+            h({ transport: secure ? 'tls' : 'tcp', host, port });
+        },
         onConnectionChange: (opened) => {
           if (opened) this.stats.tcpConnectionsOpened++;
           else this.stats.tcpConnectionsClosed++;
@@ -119,6 +123,13 @@ export class TransportLayer {
         }),
       );
     }
+  }
+
+  private readonly flowClosedHandlers: Array<(peer: Endpoint) => void> = [];
+
+  /** Calls `handler` when a TCP or TLS connection we opened closes. */
+  onFlowClosed(handler: (peer: Endpoint) => void): void {
+    this.flowClosedHandlers.push(handler);
   }
 
   /** Registers the layer above (the transaction layer). */

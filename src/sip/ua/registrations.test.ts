@@ -10,6 +10,7 @@ import type { ClientTransactionUser } from '../transaction/transaction-types.js'
 import { FakeClock } from '../transport/fake-clock.js';
 import { createDigestAuthorizer } from './authorizer.js';
 import {
+  FLOW_RECOVERY_MS,
   grantedSeconds,
   refreshDelayMs,
   Registrations,
@@ -228,5 +229,39 @@ describe('registration helpers', () => {
     ).toBe(120);
     expect(grantedSeconds(res([['expires', '300']]), 'acct1', SENT_BY)).toBe(300);
     expect(grantedSeconds(res([]), 'acct1', SENT_BY)).toBeUndefined();
+  });
+});
+
+describe('Registrations: flow recovery', () => {
+  const overTls: RegistrationBinding = {
+    ...BINDING,
+    target: { host: '198.51.100.7', port: 5061, transport: 'tls' },
+  };
+
+  it('a TLS flow to the registrar that closes is registered again after FLOW_RECOVERY_MS, not at the refresh', async () => {
+    const h = harness(registrar(3600));
+    h.regs.setBindings([overTls]);
+    await h.flush();
+    expect(h.sent).toHaveLength(2);
+    // Another peer's flow closing changes nothing.
+    h.regs.flowClosed({ transport: 'tls', host: '203.0.113.1', port: 5061 });
+    h.regs.flowClosed({ transport: 'tls', host: '198.51.100.7', port: 5061 });
+    h.clock.advance(FLOW_RECOVERY_MS - 1);
+    await h.flush();
+    expect(h.sent).toHaveLength(2);
+    h.clock.advance(1);
+    await h.flush();
+    expect(h.sent).toHaveLength(4);
+    expect(h.regs.snapshot('trunk-1')).toMatchObject({ state: 'registered', refreshes: 1 });
+  });
+
+  it('a UDP binding has no flow to lose', async () => {
+    const h = harness(registrar(3600));
+    h.regs.setBindings([BINDING]);
+    await h.flush();
+    h.regs.flowClosed({ transport: 'udp', host: '198.51.100.7', port: 5060 });
+    h.clock.advance(60_000);
+    await h.flush();
+    expect(h.sent).toHaveLength(2);
   });
 });

@@ -83,8 +83,13 @@ interface Binding {
   timer: TimerHandle | undefined;
   /** The REGISTER in flight, if any; settles with its final status. */
   inFlight: Promise<number> | undefined;
+  /** Where the binding was last registered over (a TCP or TLS flow to watch). */
+  flow: Endpoint | undefined;
   removed: boolean;
 }
+
+/** After our flow to a registrar closed, REGISTER again this much later. */
+export const FLOW_RECOVERY_MS = 1000;
 
 /** Refresh this long before the granted expiry: half of it, at most 30 s. */
 export function refreshDelayMs(grantedSeconds: number): number {
@@ -128,10 +133,30 @@ export class Registrations extends TypedEmitter<RegistrationEvents> {
         failures: 0,
         timer: undefined,
         inFlight: undefined,
+        flow: undefined,
         removed: false,
       };
       this.bindings.set(spec.id, b);
       void this.register(b);
+    }
+  }
+
+  /**
+   * A TCP or TLS connection we opened closed. A binding registered over it
+   * can no longer be reached by its registrar (the registrar sends to our
+   * flow), so it registers again now rather than at its refresh (RFC 5626
+   * §4.4.1 flow recovery; a short pause so a dead registrar is not hammered,
+   * and failures then back off as usual).
+   */
+  flowClosed(peer: Endpoint): void {
+    for (const b of this.bindings.values()) {
+      const f = b.flow;
+      if (!f || f.transport !== peer.transport || f.host !== peer.host || f.port !== peer.port)
+        continue;
+      b.flow = undefined;
+      if (b.removed || this.stopped || b.snapshot.state !== 'registered' || b.inFlight) continue;
+      if (b.timer !== undefined) this.deps.clock.clearTimer(b.timer);
+      b.timer = this.deps.clock.setTimer(() => void this.register(b), FLOW_RECOVERY_MS);
     }
   }
 
@@ -273,6 +298,7 @@ export class Registrations extends TypedEmitter<RegistrationEvents> {
     const now = this.deps.clock.now();
     const refresh = b.snapshot.registeredAt !== null && b.snapshot.state === 'registered';
     b.failures = 0;
+    b.flow = dest.transport === 'udp' ? undefined : dest;
     b.snapshot = {
       state: 'registered',
       lastStatus: res.status,

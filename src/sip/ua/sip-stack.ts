@@ -149,6 +149,8 @@ class EmbeddedSipStack implements SipStack {
       maxClientTransactions: edge.maxClientTransactions ?? EDGE_DEFAULTS.maxClientTransactions,
     });
     this.transport.onMessage(this.tx.handleMessage);
+    // A registration's flow that closes is registered again (RFC 5626 §4.4.1).
+    this.transport.onFlowClosed((peer) => this.registrationClient?.flowClosed(peer));
     this.tx.onAdmission((req, source, full) => this.admit(req, source, full));
     this.tx.onRequest((req, _source, stx) => this.onRequest(req, stx));
     this.tx.onStrayResponse((res) => this.onStrayResponse(res));

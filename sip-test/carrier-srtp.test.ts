@@ -71,9 +71,10 @@ describe('SRTP with SDES', () => {
     // Ours: SRTP in both directions, nothing dropped for authentication.
     const srtp = r.networkQuality.srtp;
     // baresip's very last RTCP packet, its BYE sent as it tears the call
-    // down, does not authenticate (seen: one 60-byte packet starting
-    // 81cb, when an RTCP report had come before it); every RTP packet and
-    // every report before it does.
+    // down, comes in clear: a 60-byte packet 81cb0003 <ssrc> 04 'Adj…' (its
+    // reason "Adjö" readable, no SRTCP tag), so it fails authentication and
+    // is dropped, as RFC 3711 §3.4 wants. Every RTP packet and every report
+    // before it authenticates.
     expect(srtp.replayed).toBe(0);
     expect(srtp.authFailures).toBeLessThanOrEqual(1);
     expect(r.networkQuality.packetsReceived).toBeGreaterThan(100);

@@ -95,3 +95,28 @@ describe('PostgreSQL schema', () => {
     await expect(migratePg(p)).rejects.toThrow(/schema version 999 is newer/);
   });
 });
+
+describe('PostgreSQL schema: byte-wise text', () => {
+  it('every text column is COLLATE "C", so the repositories’ ordered and ranged queries can use the indexes', async () => {
+    const url = await server.createDatabase('bytewise');
+    const p = pool(url);
+    await migratePg(p);
+    const { rows } = await p.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM information_schema.columns
+       WHERE table_schema = 'public' AND data_type = 'text' AND table_name <> 'schema_migrations'
+         AND coalesce(collation_name, '') <> 'C'`,
+    );
+    expect(rows[0]!.n).toBe(0);
+    const client = await p.connect();
+    try {
+      await client.query('SET enable_seqscan = off');
+      const plan = await client.query(
+        `EXPLAIN SELECT * FROM calls WHERE company_id = 'co'
+         ORDER BY created_at COLLATE "C" DESC, id COLLATE "C" LIMIT 20`,
+      );
+      expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('calls_company_created');
+    } finally {
+      client.release();
+    }
+  });
+});

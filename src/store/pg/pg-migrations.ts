@@ -218,6 +218,43 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       CREATE INDEX calls_node_live ON calls (node_id, status);
     `,
   },
+  {
+    // Every text column compares byte for byte (COLLATE "C"), as SQLite's
+    // BINARY does, whatever the database's locale: the repositories order
+    // and range-scan with COLLATE "C", and an index only serves a query of
+    // its own collation. Foreign keys and the trigger on a column are
+    // dropped and made again around it.
+    version: 3,
+    sql: `
+      DROP TRIGGER calls_numbers_update ON calls;
+      DO $$
+      DECLARE
+        fk record;
+        col record;
+        fks text[] := '{}';
+      BEGIN
+        FOR fk IN
+          SELECT conrelid::regclass AS tbl, conname, pg_get_constraintdef(oid) AS def
+          FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace
+        LOOP
+          fks := fks || format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.tbl, fk.conname, fk.def);
+          EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', fk.tbl, fk.conname);
+        END LOOP;
+        FOR col IN
+          SELECT table_name, column_name FROM information_schema.columns
+          WHERE table_schema = 'public' AND data_type = 'text' AND table_name <> 'schema_migrations'
+        LOOP
+          EXECUTE format('ALTER TABLE %I ALTER COLUMN %I TYPE text COLLATE "C"',
+            col.table_name, col.column_name);
+        END LOOP;
+        FOR i IN 1 .. coalesce(array_length(fks, 1), 0) LOOP
+          EXECUTE fks[i];
+        END LOOP;
+      END $$;
+      CREATE TRIGGER calls_numbers_update AFTER UPDATE OF phone_number ON calls
+        FOR EACH ROW EXECUTE FUNCTION calls_numbers_keep();
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -2,7 +2,8 @@
 // runs once, in a transaction, recorded in schema_migrations. Daemons that
 // start together migrate one at a time (a session advisory lock). Version 1
 // is the SQLite schema at its version 6, version 2 its version 7, table for
-// table and column for column (a test holds the two to it); JSON documents are jsonb, times stay
+// table and column for column (a test holds the two to it); version 3 makes
+// text compare byte for byte, as SQLite's does; JSON documents are jsonb, times stay
 // ISO text or Unix milliseconds as the repositories write them.
 import type pg from 'pg';
 

@@ -527,6 +527,13 @@ describe('PostgreSQL only: transactions and daemons', () => {
     await pool.query(`INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'x')`);
   });
 
+  it('a NUL in a string (PostgreSQL cannot store one) is dropped, not the whole write', async () => {
+    const repo = new PgCallRepository(pool);
+    await repo.insert({ ...record('nul1'), summary: 'caller said a\u0000b' });
+    await repo.update('nul1', { summary: 'and then c\u0000d\u0000' }, 'x');
+    expect((await repo.getById('nul1'))!.summary).toBe('and then cd');
+  });
+
   it('the hook runs on the change’s transaction client, not on the pool', async () => {
     const seen: unknown[] = [];
     const repo = new PgCallRepository(pool, async (_b, _a, _at, db) => {

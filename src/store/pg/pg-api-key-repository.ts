@@ -3,6 +3,7 @@
 // is shown once.
 import type { ApiKey, OperationGroup } from '../../model/entities.js';
 import type { Queryable } from './pg-schedule-repository.js';
+import { jsonb } from './jsonb.js';
 
 interface Row {
   id: string;
@@ -34,7 +35,7 @@ export class PgApiKeyRepository {
         key.masked,
         key.fullAccess,
         // node-postgres would send a JS array as a PostgreSQL array, not JSON.
-        JSON.stringify(key.groups),
+        jsonb(key.groups),
         key.allowedIp,
         key.createdAt,
         key.lastUsedAt,
@@ -70,7 +71,7 @@ export class PgApiKeyRepository {
     await this.db.query(
       `UPDATE api_keys SET name = $2, full_access = $3, groups = $4::jsonb, allowed_ip = $5
        WHERE id = $1`,
-      [key.id, key.name, key.fullAccess, JSON.stringify(key.groups), key.allowedIp],
+      [key.id, key.name, key.fullAccess, jsonb(key.groups), key.allowedIp],
     );
   }
 

@@ -9,6 +9,7 @@
 import pg from 'pg';
 import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../../model/call-record.js';
 import type { Queryable } from './pg-schedule-repository.js';
+import { jsonb } from './jsonb.js';
 
 /** A row of `calls` as node-postgres returns it (jsonb arrives parsed). */
 export interface CallRow {
@@ -244,7 +245,7 @@ function toParams(r: CallRecord): unknown[] {
     r.scheduledAt,
     r.createdAt,
     r.modifiedAt,
-    JSON.stringify(data),
+    jsonb(data),
   ];
 }
 

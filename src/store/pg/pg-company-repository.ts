@@ -4,6 +4,7 @@
 // orders it, so both stores list in the same order whatever the locale.
 import type { Company, CompanySettings, Plan } from '../../model/entities.js';
 import type { Queryable } from './pg-schedule-repository.js';
+import { jsonb } from './jsonb.js';
 
 interface CompanyRow {
   id: string;
@@ -32,13 +33,7 @@ export class PgCompanyRepository {
     await this.db.query(
       `INSERT INTO companies (id, name, parent_id, settings, created_at)
        VALUES ($1, $2, $3, $4::jsonb, $5)`,
-      [
-        company.id,
-        company.name,
-        company.parentId,
-        JSON.stringify(company.settings),
-        company.createdAt,
-      ],
+      [company.id, company.name, company.parentId, jsonb(company.settings), company.createdAt],
     );
     return company;
   }
@@ -71,7 +66,7 @@ export class PgCompanyRepository {
 
   async updateSettings(id: string, settings: CompanySettings): Promise<void> {
     await this.db.query('UPDATE companies SET settings = $1::jsonb WHERE id = $2', [
-      JSON.stringify(settings),
+      jsonb(settings),
       id,
     ]);
   }

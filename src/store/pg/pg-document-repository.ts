@@ -4,6 +4,7 @@
 // repository. jsonb keeps the values, not the key order of the stored text.
 import type { OwnedDocument } from '../../model/entities.js';
 import type { Queryable } from './pg-schedule-repository.js';
+import { jsonb } from './jsonb.js';
 
 interface Row {
   id: string;
@@ -25,7 +26,7 @@ export class PgDocumentRepository<T extends OwnedDocument> {
     await this.db.query(
       `INSERT INTO documents (kind, id, company_id, data, created_at, modified_at)
        VALUES ($1, $2, $3, $4::jsonb, $5, $6)`,
-      [this.kind, id, companyId, JSON.stringify(data), createdAt, modifiedAt],
+      [this.kind, id, companyId, jsonb(data), createdAt, modifiedAt],
     );
     return doc;
   }
@@ -72,7 +73,7 @@ export class PgDocumentRepository<T extends OwnedDocument> {
     await this.db.query(
       `UPDATE documents SET data = $1::jsonb, modified_at = $2
        WHERE kind = $3 AND id = $4 AND company_id = $5`,
-      [JSON.stringify(data), modifiedAt, this.kind, id, companyId],
+      [jsonb(data), modifiedAt, this.kind, id, companyId],
     );
     return doc;
   }

@@ -6,6 +6,7 @@
 // locale.
 import type { DialogLeg, StoredDialog } from '../live-dialog-repository.js';
 import type { Queryable } from './pg-schedule-repository.js';
+import { jsonb } from './jsonb.js';
 
 interface Row {
   call_record_id: string;
@@ -57,7 +58,7 @@ export class PgLiveDialogRepository {
         d.localParty,
         d.remoteParty,
         d.remoteTarget,
-        JSON.stringify(d.routeSet),
+        jsonb(d.routeSet),
         d.localSeq,
         d.transport,
         d.destination.host,

@@ -24,6 +24,7 @@ import type {
 import { callEventsOf } from '../../model/webhook-events.js';
 import type { EndpointPatch } from '../webhook-repository.js';
 import type { Queryable } from './pg-schedule-repository.js';
+import { jsonb } from './jsonb.js';
 
 /**
  * How long a claimed delivery is not handed out again. Longer than one send
@@ -107,7 +108,7 @@ export class PgWebhookRepository {
         e.id,
         e.companyId,
         e.url,
-        JSON.stringify(e.eventTypes),
+        jsonb(e.eventTypes),
         e.enabled,
         e.description,
         secret,
@@ -148,7 +149,7 @@ export class PgWebhookRepository {
     await this.db.query(
       `UPDATE webhook_endpoints SET url = $2, event_types = $3::jsonb, enabled = $4,
          description = $5, modified_at = $6 WHERE id = $1`,
-      [id, next.url, JSON.stringify(next.eventTypes), next.enabled, next.description, at],
+      [id, next.url, jsonb(next.eventTypes), next.enabled, next.description, at],
     );
     return next;
   }
@@ -220,7 +221,7 @@ export class PgWebhookRepository {
           after.companyId,
           after.id,
           draft.type,
-          JSON.stringify(body),
+          jsonb(body),
           at,
           nowMs,
           to.map((e) => e.id),

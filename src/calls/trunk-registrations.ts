@@ -57,6 +57,23 @@ export interface TrunkRegistrationView {
   refreshes: number;
 }
 
+/** Before the first REGISTER. */
+const NOT_YET: RegistrationStatus = {
+  state: 'registering',
+  lastStatus: null,
+  lastError: null,
+  registeredAt: null,
+  expiresAt: null,
+  refreshes: 0,
+};
+
+/** With a SIP engine that cannot register (drachtio). */
+const NO_ENGINE: RegistrationStatus = {
+  ...NOT_YET,
+  state: 'unregistered',
+  lastError: 'registration needs the embedded SIP engine (sip.engine embedded)',
+};
+
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 export class TrunkRegistrations {
@@ -104,25 +121,7 @@ export class TrunkRegistrations {
   /** Undefined for a trunk that does not register. */
   view(trunkId: string): TrunkRegistrationView | undefined {
     if (!this.trunks.has(trunkId)) return undefined;
-    if (!this.port)
-      return {
-        state: 'unregistered',
-        lastStatus: null,
-        lastError: 'registration needs the embedded SIP engine (sip.engine embedded)',
-        registeredAt: null,
-        expiresAt: null,
-        refreshes: 0,
-      };
-    const s = this.port.snapshot(trunkId);
-    if (!s)
-      return {
-        state: 'registering',
-        lastStatus: null,
-        lastError: null,
-        registeredAt: null,
-        expiresAt: null,
-        refreshes: 0,
-      };
+    const s = this.port ? (this.port.snapshot(trunkId) ?? NOT_YET) : NO_ENGINE;
     return { ...s, registeredAt: iso(s.registeredAt), expiresAt: iso(s.expiresAt) };
   }
 

@@ -5,24 +5,28 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { TrunkHealthView } from '../../calls/trunk-resolution.js';
-import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { createSecureContext } from 'node:tls';
-import {
-  DEFAULT_TRUNK_IDENTITY,
-  DEFAULT_TRUNK_TLS,
-  type SipTrunk,
-  type TrunkRegistration,
-} from '../../model/entities.js';
+import { DEFAULT_TRUNK_IDENTITY, type SipTrunk } from '../../model/entities.js';
 import {
   E164_PATTERN,
   ROUTE_PREFIX_PATTERN,
   SIP_HEADER_NAME_PATTERN,
   SIP_HOST_PATTERN,
-  SIP_TEXT_PATTERN,
   TECH_PREFIX_PATTERN,
 } from '../../model/sip-values.js';
 import type { Store } from '../../store/store.js';
 import { registerDocumentRoutes } from '../document-routes.js';
+import {
+  checkTlsMaterial,
+  patchedTls,
+  registerView,
+  registrationOf,
+  SIP_TEXT,
+  tlsView,
+  TRUNK_REGISTER_FIELD,
+  TRUNK_REGISTER_VIEW,
+  TRUNK_TLS_FIELD,
+  TRUNK_TLS_VIEW,
+} from './trunk-carrier-fields.js';
 import { ApiError } from '../error-catalogue.js';
 import {
   nullable,
@@ -34,11 +38,6 @@ import {
 } from '../schemas/shared.js';
 
 const E164 = () => Type.String({ pattern: E164_PATTERN });
-const PEM_BLOCKS = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
-const PEM_CERTIFICATE = '^\\s*-----BEGIN CERTIFICATE-----';
-const PEM_PRIVATE_KEY = '^\\s*-----BEGIN [A-Z ]*PRIVATE KEY-----';
-/** Text that goes into a SIP message: no CR, LF, NUL or other control (model/sip-values.ts). */
-const SIP_TEXT = (maxLength = 200) => Type.String({ maxLength, pattern: SIP_TEXT_PATTERN });
 const ACCESS = 'VoIP & SIP' as const;
 const TAG = 'VoIP & SIP';
 
@@ -104,89 +103,12 @@ const TRUNK_FIELDS = {
         'How the caller is presented (withheld caller ID: anonymous From and Privacy: id regardless). Default: caller ID in From, P-Asserted-Identity, no display name, no Diversion.',
     },
   ),
-  tls: Type.Object(
-    {
-      caPem: Type.Optional(
-        nullable(
-          Type.String({
-            maxLength: 65_536,
-            pattern: PEM_CERTIFICATE,
-            description:
-              "PEM CA bundle the trunk's certificate must chain to; null (default): the system's CAs.",
-          }),
-        ),
-      ),
-      clientCertPem: Type.Optional(
-        nullable(
-          Type.String({
-            maxLength: 65_536,
-            pattern: PEM_CERTIFICATE,
-            description: 'Client certificate (chain), PEM, for carriers that require mutual TLS.',
-          }),
-        ),
-      ),
-      clientKeyPem: Type.Optional(
-        nullable(
-          Type.String({
-            maxLength: 65_536,
-            pattern: PEM_PRIVATE_KEY,
-            description:
-              "The client certificate's private key, PEM (unencrypted). Never shown back; omitted in a PATCH, the stored key is kept.",
-          }),
-        ),
-      ),
-      sipsUri: Type.Optional(
-        Type.Boolean({
-          description:
-            'Address the trunk with sips: URIs instead of sip:…;transport=tls (default false).',
-        }),
-      ),
-    },
-    {
-      additionalProperties: false,
-      description:
-        "TLS settings for transport tls: the trunk's certificate is always verified (chain and name: SNI = host).",
-    },
-  ),
+  tls: TRUNK_TLS_FIELD,
   media: stringEnum(
     ['rtp', 'srtp', 'srtp-optional'],
     "The call's audio: rtp (default) plain RTP/AVP; srtp: RTP/SAVP with SDES keys (RFC 4568, AES_CM_128_HMAC_SHA1_80 or _32), the call ends sdp_error when the answer has no usable key; srtp-optional: RTP/AVP offered with keys, SRTP when the answer carries one, else plain RTP. Use srtp with transport tls: SDES keys travel in the SDP.",
   ),
-  register: Type.Object(
-    {
-      enabled: Type.Optional(
-        Type.Boolean({ description: 'REGISTER with the registrar (default false).' }),
-      ),
-      username: Type.String({
-        pattern: '^[A-Za-z0-9+._~!$&=-]{1,64}$',
-        description: "The address-of-record's user (sip:username@registrar) and our Contact's.",
-      }),
-      authUsername: Type.Optional(nullable(SIP_TEXT(128))),
-      password: Type.Optional(nullable(SIP_TEXT(128))),
-      expiresSeconds: Type.Optional(
-        Type.Integer({
-          minimum: 10,
-          maximum: 86_400,
-          description:
-            'Expiry asked for (default 3600); refreshed before what the registrar grants.',
-        }),
-      ),
-      registrar: Type.Optional(
-        nullable(
-          Type.String({
-            maxLength: 260,
-            pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$',
-            description: "host[:port] of the registrar; null (default): the trunk's host and port.",
-          }),
-        ),
-      ),
-    },
-    {
-      additionalProperties: false,
-      description:
-        'Registration (RFC 3261 §10): REGISTERed on start and when the trunk is saved, refreshed, un-REGISTERed on shutdown. While it fails, calls through the trunk are refused (sip_trunk_offline). Needs the embedded SIP engine.',
-    },
-  ),
+  register: TRUNK_REGISTER_FIELD,
 };
 
 const { password: _password, optionsPing, ...SHOWN_TRUNK_FIELDS } = TRUNK_FIELDS;
@@ -216,15 +138,12 @@ export const TrunkHealthSchema = Type.Object(
   { description: "The OPTIONS monitor's view of the trunk, and its registration." },
 );
 
-const { clientKeyPem: _clientKeyPem, ...SHOWN_TLS_FIELDS } = TRUNK_FIELDS.tls.properties;
-const { password: _registerPassword, ...SHOWN_REGISTER_FIELDS } = TRUNK_FIELDS.register.properties;
-
 /** A trunk as the API shows it: never the password or the TLS key, whether there is one; its health. */
 export const TrunkViewSchema = Type.Object({
   ...OwnedDocumentFields,
   ...SHOWN_TRUNK_FIELDS,
-  tls: Type.Object({ ...SHOWN_TLS_FIELDS, hasClientKey: Type.Boolean() }),
-  register: Type.Optional(Type.Object({ ...SHOWN_REGISTER_FIELDS, hasPassword: Type.Boolean() })),
+  tls: TRUNK_TLS_VIEW,
+  register: Type.Optional(TRUNK_REGISTER_VIEW),
   // absent on trunks stored before it existed
   optionsPing: Type.Optional(optionsPing),
   hasPassword: Type.Boolean(),
@@ -273,75 +192,15 @@ const NOT_CHECKED: TrunkHealthView = { status: 'unknown', checkedAt: null, lastE
 
 export function trunkView(t: SipTrunk, health?: TrunkHealthSource): TrunkView {
   const { password, tls, register, ...rest } = t;
-  const { clientKeyPem, ...shownTls } = tls ?? DEFAULT_TRUNK_TLS;
   return {
     ...rest,
     ...(register ? { register: registerView(register) } : {}),
     identity: t.identity ?? DEFAULT_TRUNK_IDENTITY,
     media: t.media ?? 'rtp',
-    tls: { ...shownTls, hasClientKey: clientKeyPem !== null },
+    tls: tlsView(tls),
     hasPassword: !!password,
     health: health?.health(t.id) ?? NOT_CHECKED,
   };
-}
-
-function registerView(r: TrunkRegistration) {
-  const { password, ...shown } = r;
-  return { ...shown, hasPassword: password !== null && password !== '' };
-}
-
-/** A registration as sent (any field may be left out), with defaults; a
- *  password left out keeps the stored one. 400 without a username. */
-function registrationOf(
-  sent: Partial<TrunkRegistration>,
-  prev: TrunkRegistration | undefined,
-): TrunkRegistration {
-  const username = sent.username ?? prev?.username;
-  if (!username)
-    throw new ApiError('invalid_body', 'register.username is required to register a trunk.');
-  return {
-    enabled: sent.enabled ?? prev?.enabled ?? false,
-    username,
-    authUsername:
-      sent.authUsername !== undefined ? sent.authUsername : (prev?.authUsername ?? null),
-    password: sent.password !== undefined ? sent.password : (prev?.password ?? null),
-    expiresSeconds: sent.expiresSeconds ?? prev?.expiresSeconds ?? 3600,
-    registrar: sent.registrar !== undefined ? sent.registrar : (prev?.registrar ?? null),
-  };
-}
-
-/** A trunk's TLS material must load as Node will use it: 400 invalid_tls_material if not. */
-function checkTlsMaterial(t: SipTrunk): void {
-  const tls = t.tls;
-  if (!tls) return;
-  if ((tls.clientCertPem === null) !== (tls.clientKeyPem === null))
-    throw new ApiError(
-      'invalid_tls_material',
-      'tls.clientCertPem and tls.clientKeyPem go together.',
-    );
-  try {
-    // Node skips a CA block it cannot parse: each certificate is parsed here.
-    for (const pem of [tls.caPem, tls.clientCertPem]) {
-      const blocks = pem?.match(PEM_BLOCKS) ?? [];
-      if (pem !== null && blocks.length === 0) throw new Error('no certificate');
-      for (const block of blocks) new X509Certificate(block);
-    }
-    if (tls.clientCertPem !== null && tls.clientKeyPem !== null) {
-      const leaf = new X509Certificate(tls.clientCertPem.match(PEM_BLOCKS)![0]!);
-      if (!leaf.checkPrivateKey(createPrivateKey(tls.clientKeyPem)))
-        throw new Error('key does not match');
-    }
-    createSecureContext({
-      ca: tls.caPem ?? undefined,
-      cert: tls.clientCertPem ?? undefined,
-      key: tls.clientKeyPem ?? undefined,
-    });
-  } catch {
-    throw new ApiError(
-      'invalid_tls_material',
-      'The TLS CA bundle, client certificate or key does not load (or the key does not match).',
-    );
-  }
 }
 
 export function registerVoipSipRoutes(
@@ -386,7 +245,7 @@ export function registerVoipSipRoutes(
       maxChannels: b.maxChannels ?? null,
       optionsPing: b.optionsPing ?? false,
       identity: b.identity ?? DEFAULT_TRUNK_IDENTITY,
-      tls: { ...DEFAULT_TRUNK_TLS, ...b.tls },
+      tls: patchedTls(b.tls, undefined),
       media: b.media ?? 'rtp',
       ...(b.register ? { register: registrationOf(b.register, undefined) } : {}),
     }),
@@ -394,15 +253,7 @@ export function registerVoipSipRoutes(
     // stored key (clients never see it).
     onPatch: (prev, next) => ({
       ...next,
-      ...(next.tls !== prev.tls
-        ? {
-            tls: {
-              ...DEFAULT_TRUNK_TLS,
-              clientKeyPem: prev.tls?.clientKeyPem ?? null,
-              ...next.tls,
-            },
-          }
-        : {}),
+      ...(next.tls !== prev.tls ? { tls: patchedTls(next.tls, prev.tls) } : {}),
       ...(next.register && next.register !== prev.register
         ? { register: registrationOf(next.register, prev.register) }
         : {}),

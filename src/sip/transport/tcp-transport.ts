@@ -13,15 +13,17 @@
 // messages is an RFC 5626 §4.4.1 keep-alive ping answered with one CRLF; a
 // lone CRLF there is ignored (RFC 3261 §7.5) and keeps nothing alive.
 
-import { createServer, connect, isIP, type Server, type Socket } from 'node:net';
-import * as tls from 'node:tls';
+import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { Clock, TimerHandle } from './clock.js';
 import type { SipStats } from './stats.js';
 import { isTlsFailure } from './tls-errors.js';
+import { connectTls, createTlsListener, tlsKey, type StreamTlsOptions } from './tls-stream.js';
 import type { RawReceiver, SendErrorHandler, SipTransport, TlsPeer } from './types.js';
 
 /** Returns the length of the message starting at `offset`, -1 when more bytes
  *  are needed; throws when the stream cannot be framed. */
+export type { StreamTlsOptions } from './tls-stream.js';
+
 export type StreamFramer = (buf: Buffer, offset: number) => number;
 
 /** Bounds on connections; every field has a default (DEFAULT_TCP_LIMITS). */
@@ -52,23 +54,6 @@ export type TcpCounters = Pick<
   | 'keepAlivePingsSent'
   | 'keepAliveTimeouts'
 >;
-
-/** What makes the stream TLS. */
-export interface StreamTlsOptions {
-  /** The certificate (chain) and key our listener presents, PEM; without
-   *  them we only open connections. `ca` + `requestClientCert`: peers must
-   *  present a certificate from that CA (mutual TLS). */
-  server?: { cert: string; key: string; ca?: string; requestClientCert?: boolean };
-  /** The context for connections to a peer of a profile (a trunk's CA
-   *  bundle and client certificate); undefined: the system's CAs, no client
-   *  certificate. */
-  contextFor(profile: string | undefined): tls.SecureContext | undefined;
-  /** RFC 5626 §4.4.1 on connections we opened: a double CRLF after this
-   *  long without traffic, the connection dropped when no CRLF answers
-   *  within the timeout. 0 = no keep-alive. */
-  keepAliveIntervalMs: number;
-  keepAliveTimeoutMs: number;
-}
 
 export interface TcpTransportOptions extends Partial<TcpLimits> {
   /** Present: a TLS transport. */
@@ -187,23 +172,14 @@ export class TcpTransport implements SipTransport {
     const secure = this.opts.tls;
     if (!secure) return createServer((socket) => this.accept(socket));
     if (!secure.server) return undefined;
-    const { cert, key, ca, requestClientCert } = secure.server;
-    const server = tls.createServer(
-      {
-        cert,
-        key,
-        ca,
-        requestCert: requestClientCert === true,
-        rejectUnauthorized: requestClientCert === true,
-        // A handshake is bounded like a message.
-        handshakeTimeout: this.limits.messageDeadlineMs,
-      },
+    return createTlsListener(
+      secure.server,
+      this.limits.messageDeadlineMs,
       (socket) => this.accept(socket),
+      () => {
+        if (this.opts.counters) this.opts.counters.tlsHandshakeFailures++;
+      },
     );
-    server.on('tlsClientError', () => {
-      if (this.opts.counters) this.opts.counters.tlsHandshakeFailures++;
-    });
-    return server;
   }
 
   close(): Promise<void> {
@@ -249,7 +225,7 @@ export class TcpTransport implements SipTransport {
         if (peer) this.peers.set(address, peer);
         const known = peer ?? this.peers.get(address);
         conn = this.adopt(
-          this.connectTls(host, port, known),
+          connectTls(this.opts.tls, host, port, known),
           host,
           port,
           false,
@@ -261,23 +237,6 @@ export class TcpTransport implements SipTransport {
     conn.lastActivity = this.opts.clock.now();
     if (!conn.heard && onError && conn.waiting.length < MAX_WAITING) conn.waiting.push(onError);
     conn.socket.write(buf);
-  }
-
-  /** RFC 3261 §26.2.1, RFC 5922 §7.2: the peer's certificate must chain to a
-   *  trusted CA and name the host we resolved (SNI = that name); the IP when
-   *  we only know the IP. A reconnect is verified as the first connection was. */
-  private connectTls(host: string, port: number, known: TlsPeer | undefined): Socket {
-    const secure = this.opts.tls!;
-    const name = known?.serverName;
-    const servername = name && isIP(name) === 0 ? name : undefined;
-    return tls.connect({
-      host,
-      port,
-      servername,
-      secureContext: secure.contextFor(known?.profile),
-      rejectUnauthorized: true,
-      checkServerIdentity: (_, cert) => tls.checkServerIdentity(servername ?? host, cert),
-    });
   }
 
   private accept(socket: Socket): void {
@@ -530,11 +489,6 @@ export class TcpTransport implements SipTransport {
     c.socket.write(PING);
     return true;
   }
-}
-
-/** A TLS connection's key: its address and who the peer was verified as. */
-function tlsKey(address: string, peer: TlsPeer | undefined): string {
-  return `${address}|${peer?.profile ?? ''}|${peer?.serverName ?? ''}`;
 }
 
 /** "::ffff:127.0.0.1" → "127.0.0.1", so keys match what callers pass. */

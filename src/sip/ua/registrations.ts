@@ -3,39 +3,23 @@
 // with back-off after a failure, and removed (Expires: 0) when the trunk goes
 // or the stack stops. Digest challenges are answered as for INVITEs.
 
-import {
-  generateBranch,
-  generateCallId,
-  generateTag,
-  getHeader,
-  getHeaders,
-} from '../message/index.js';
-import { parseNameAddr } from '../message/name-addr.js';
-import type { SipRequest, SipResponse } from '../message/types.js';
+import { generateBranch, generateCallId, generateTag, getHeader } from '../message/index.js';
+import type { SipResponse } from '../message/types.js';
 import { isLocalRefusal } from '../transaction/refused-client-transaction.js';
 import type { TransactionLayer } from '../transaction/transaction-layer.js';
 import type { Clock, TimerHandle } from '../transport/clock.js';
 import { describeTransportError } from '../transport/tls-errors.js';
 import type { Endpoint, TransportProtocol } from '../transport/types.js';
 import type { Authorizer } from './leg-context.js';
+import {
+  buildRegister,
+  grantedSeconds,
+  registerRequestUri,
+  type RegistrationBinding,
+} from './register-request.js';
 import { TypedEmitter } from './typed-emitter.js';
 
-/** One trunk's binding: where to register, as whom, for how long. */
-export interface RegistrationBinding {
-  /** The trunk's id. */
-  id: string;
-  /** The registrar (the trunk's host unless the trunk names another). */
-  target: { host: string; port?: number; transport: TransportProtocol; tls?: { profile: string } };
-  /** The address-of-record's domain (§10.2: the Request-URI is sip:domain). */
-  domain: string;
-  /** The address-of-record's user; the Contact's user too. */
-  username: string;
-  /** Digest credentials (authUsername defaults to username). */
-  authUsername: string;
-  password: string;
-  /** What we ask for (§10.2.1.1); the registrar may grant less. */
-  expiresSeconds: number;
-}
+export { grantedSeconds, type RegistrationBinding } from './register-request.js';
 
 export type RegistrationState = 'registering' | 'registered' | 'unregistered';
 
@@ -237,7 +221,7 @@ export class Registrations extends TypedEmitter<RegistrationEvents> {
         return this.failed(b, expires, 503, describeTransportError(outcome.err, dest.transport));
       const res = outcome.res;
       if ((res.status === 401 || res.status === 407) && challenges < this.deps.authAttemptLimit) {
-        const answer = authorizer.authorize(res, 'REGISTER', requestUri(b.spec));
+        const answer = authorizer.authorize(res, 'REGISTER', registerRequestUri(b.spec));
         if (answer && (challenges === 0 || answer.stale)) {
           challenges++;
           auth = { name: answer.name, value: answer.value };
@@ -279,7 +263,14 @@ export class Registrations extends TypedEmitter<RegistrationEvents> {
     return new Promise((resolve) => {
       const branch = generateBranch();
       b.cseq++;
-      const req = this.buildRegister(b, dest, branch, expires, auth);
+      const req = buildRegister(b.spec, b, {
+        sentBy: this.deps.sentBy(dest.transport),
+        transport: dest.transport,
+        branch,
+        expires,
+        auth,
+        userAgent: this.deps.userAgent,
+      });
       this.deps.tx.sendRequest(req, branch, dest, {
         onResponse: (res) => {
           if (res.status < 200) return;
@@ -340,47 +331,6 @@ export class Registrations extends TypedEmitter<RegistrationEvents> {
     }
     return status;
   }
-
-  /** RFC 3261 §10.2: Request-URI the domain, To/From the AOR, our Contact, Expires. */
-  private buildRegister(
-    b: Binding,
-    dest: Endpoint,
-    branch: string,
-    expires: number,
-    auth: { name: string; value: string } | undefined,
-  ): SipRequest {
-    const sentBy = this.deps.sentBy(dest.transport);
-    const aor = `sip:${b.spec.username}@${b.spec.domain}`;
-    const param = dest.transport === 'udp' ? '' : `;transport=${dest.transport}`;
-    const headers = [
-      {
-        name: 'via',
-        value: `SIP/2.0/${dest.transport.toUpperCase()} ${sentBy};rport;branch=${branch}`,
-      },
-      { name: 'max-forwards', value: '70' },
-      { name: 'from', value: `<${aor}>;tag=${b.fromTag}` },
-      { name: 'to', value: `<${aor}>` },
-      { name: 'call-id', value: b.callId },
-      { name: 'cseq', value: `${b.cseq} REGISTER` },
-      { name: 'contact', value: `<sip:${b.spec.username}@${sentBy}${param}>` },
-      { name: 'expires', value: String(expires) },
-      { name: 'user-agent', value: this.deps.userAgent },
-      { name: 'allow', value: 'INVITE, ACK, CANCEL, BYE, OPTIONS, NOTIFY, INFO, UPDATE' },
-    ];
-    if (auth) headers.push({ name: auth.name.toLowerCase(), value: auth.value });
-    return {
-      kind: 'request',
-      method: 'REGISTER',
-      uri: requestUri(b.spec),
-      version: 'SIP/2.0',
-      headers,
-      body: Buffer.alloc(0),
-    };
-  }
-}
-
-function requestUri(spec: RegistrationBinding): string {
-  return `sip:${spec.domain}${spec.target.transport === 'udp' ? '' : `;transport=${spec.target.transport}`}`;
 }
 
 function sameBinding(a: RegistrationBinding, b: RegistrationBinding): boolean {
@@ -395,25 +345,4 @@ function sameBinding(a: RegistrationBinding, b: RegistrationBinding): boolean {
     a.password === b.password &&
     a.expiresSeconds === b.expiresSeconds
   );
-}
-
-/**
- * §10.2.4: the registrar lists the bindings it keeps, each Contact with its
- * expires; ours is the one with our user at our sent-by. Else the Expires
- * header; undefined when neither says.
- */
-export function grantedSeconds(res: SipResponse, user: string, sentBy: string): number | undefined {
-  for (const value of getHeaders(res, 'contact')) {
-    try {
-      const c = parseNameAddr(value);
-      const hostPort = c.uri.port !== undefined ? `${c.uri.host}:${c.uri.port}` : c.uri.host;
-      if (c.uri.user !== user || hostPort !== sentBy) continue;
-      const e = Number(c.params.expires);
-      if (Number.isFinite(e) && c.params.expires !== null) return e;
-    } catch {
-      // a Contact we cannot read is not ours
-    }
-  }
-  const header = Number(getHeader(res, 'expires'));
-  return Number.isFinite(header) && getHeader(res, 'expires') !== undefined ? header : undefined;
 }

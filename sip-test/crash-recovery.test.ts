@@ -113,6 +113,16 @@ function recordsFor(dbPath: string, numbers: string[]): Map<string, Row[]> {
   }
 }
 
+/** How long before the kill the last attempt's sending mark was taken (undefined: no mark). */
+function sendingMarkAge(data: Record<string, unknown>, killedMs: number): number | undefined {
+  const attempts = (data.attempts as Array<Record<string, unknown>> | undefined) ?? [];
+  const marks = attempts
+    .map((a) => a.inviteSentAt)
+    .filter((t): t is string => typeof t === 'string');
+  if (marks.length === 0) return undefined;
+  return killedMs - Date.parse(marks[marks.length - 1]!);
+}
+
 /** Attempts whose INVITE left (inviteSentAt when the record has it, else every attempt not skipped). */
 function dialedAttempts(data: Record<string, unknown>): number {
   const attempts = (data.attempts as Array<Record<string, unknown>> | undefined) ?? [];
@@ -239,7 +249,11 @@ async function crashCycle(cycle: number, trunk: string, slowAgentId: string): Pr
     else expect(rows.length, `${label}: ${p.role} ${p.number}`).toBeLessThanOrEqual(1);
   }
 
-  // (b) call_stuck only where the far end saw an INVITE for the number.
+  // (b) call_stuck only where an INVITE may have left (dial-path.md): the far
+  // end saw one, or the kill landed between the sending mark's commit and the
+  // datagram (same tick). Such a call carries the mark, taken just before the
+  // kill; a call_stuck without the mark, or with a mark older than the kill by
+  // more than a scheduling hiccup, is a call the gateway gave up on wrongly.
   const stuckUndialed = placed.flatMap((p) =>
     (records.get(p.number) ?? [])
       .map((r) => ({ r, data: JSON.parse(r.data) as Record<string, unknown> }))
@@ -251,9 +265,13 @@ async function crashCycle(cycle: number, trunk: string, slowAgentId: string): Pr
         status: r.status,
         endCallReason: data.endCallReason,
         invitesSeen: 0,
+        markBeforeKillMs: sendingMarkAge(data, killedMs),
       })),
   );
-  expect(stuckUndialed, `${label}: finished call_stuck although no INVITE ever left`).toEqual([]);
+  expect(
+    stuckUndialed.filter((s) => s.markBeforeKillMs === undefined || s.markBeforeKillMs > 2_000),
+    `${label}: finished call_stuck although no INVITE left and none was about to`,
+  ).toEqual([]);
 
   // (c) never two INVITE dialogues (distinct Call-IDs; a retransmission or an
   // auth retry keeps its Call-ID) for one number, and none without a record.
@@ -279,7 +297,7 @@ async function crashCycle(cycle: number, trunk: string, slowAgentId: string): Pr
 }
 
 describe('kill -9 under load, restart on the same store (issue 21)', () => {
-  it(`${CYCLES} crash cycles: no acknowledged call lost, none stuck without an INVITE, none dialed twice`, async () => {
+  it(`${CYCLES} crash cycles: no acknowledged call lost, none stuck unless its INVITE was leaving, none dialed twice`, async () => {
     gw = await startGateway(ENV);
     gateways.push(gw);
     const trunk = await gw.trunk(far.port);

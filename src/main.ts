@@ -1,5 +1,7 @@
 // The composition root: reads the config once, builds the adapters, wires
 // them, listens, and drains on SIGTERM/SIGINT.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { DestinationGuard } from './net/destination-guard.js';
 import { webhookSender as webhookSender_ } from './webhooks/webhook-sender.js';
@@ -35,7 +37,9 @@ import type { ThreadPriority } from './media/worker/thread-priority.js';
 import { createDrachtioSignaling, type DrachtioSignaling } from './sip/drachtio/index.js';
 import { createSipStack, type SipStack } from './sip/index.js';
 import { openDatabase } from './store/database.js';
-import { createStore } from './store/store.js';
+import { createStore, type Store } from './store/store.js';
+import { openPgStore, type PgStore } from './store/pg/pg-store.js';
+import { ClusterNode } from './cluster/cluster-node.js';
 
 function readConfig(): Config {
   try {
@@ -85,12 +89,30 @@ function logWorkerPriority(log: ReturnType<typeof createLogger>, p: ThreadPriori
     log.info({ realtime: p.realtime, tid: p.tid }, 'media worker runs under SCHED_RR');
 }
 
+/**
+ * This daemon's node id: configured, or its host name and SIP port (stable
+ * across restarts); with a SIP port chosen by the OS, a random one (a
+ * restart then leaves its calls to the peers, after the grace period).
+ */
+function nodeIdOf(config: Config): string {
+  if (config.cluster.nodeId) return config.cluster.nodeId;
+  return `${hostname()}:${config.sip.port || randomUUID().slice(0, 8)}`;
+}
+
 async function main(): Promise<void> {
   const config = readConfig();
+  const nodeId = nodeIdOf(config);
   const log = createLogger(config.log.level);
   const clock = systemClock;
-  const db = openDatabase(config.store.path);
-  const store = createStore(db);
+  const store: Store | PgStore = config.store.url
+    ? openPgStore({
+        url: config.store.url,
+        nodeId: nodeId,
+        poolMax: config.store.poolSize,
+        timeoutMs: config.store.timeoutMs,
+        clock,
+      })
+    : createStore(openDatabase(config.store.path));
   const accounts = new AccountService(store, clock);
   if (accounts.bootstrap(config.bootstrap.apiKey))
     log.info('created company "default" with the bootstrap API key');
@@ -245,7 +267,11 @@ async function main(): Promise<void> {
       dial: (recordId, attempt) => dialer.dial(recordId, attempt),
       log: log.child({ component: 'scheduler' }),
     },
-    { pollIntervalMs: config.calls.schedulerPollMs },
+    {
+      pollIntervalMs: config.calls.schedulerPollMs,
+      // On PostgreSQL the lease names the node (rule 3); on SQLite one daemon owns the file.
+      ...(store.kind === 'postgres' ? { owner: nodeId } : {}),
+    },
   );
   // Agent WebSocket URLs reach public addresses and agent.allowedNetworks only (issue 25 item 5).
   const agentGuard = new DestinationGuard(config.agent.allowedNetworks);
@@ -345,13 +371,40 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;
   const sipUdp = sip && config.sip.transports.includes('udp') ? sip.localAddress('udp') : undefined;
+  // Several daemons on one PostgreSQL (issue 27): heartbeat, and adoption of lost peers' calls.
+  const cluster =
+    store.kind === 'postgres'
+      ? new ClusterNode(
+          {
+            id: nodeId,
+            sipAddress: `${config.sip.advertisedHost || config.sip.host}:${sipUdp?.port ?? config.sip.port}`,
+            internalUrl:
+              config.cluster.internalUrl ||
+              `http://${config.sip.advertisedHost || config.sip.host}:${port}`,
+          },
+          {
+            nodes: (store as PgStore).nodes,
+            calls: store.calls,
+            adopt: (records, lost) => dialer.adopt(records, lost),
+            clock,
+            timers: realTimers,
+            log: log.child({ component: 'cluster' }),
+          },
+          {
+            heartbeatMs: config.cluster.heartbeatSeconds * 1000,
+            lostAfterMs: config.cluster.lostAfterSeconds * 1000,
+          },
+        )
+      : undefined;
+  cluster?.start();
   log.info(
     {
       pid: process.pid,
       host: config.http.host,
       port,
       sipPort: sipUdp?.port,
-      db: config.store.path,
+      store: store.kind,
+      ...(store.kind === 'sqlite' ? { db: config.store.path } : { nodeId: cluster?.info.id }),
       engine: config.sip.engine,
     },
     'gateway listening',
@@ -378,6 +431,7 @@ async function main(): Promise<void> {
     let code = 0;
     try {
       safeLog('info', { signal, liveCalls: dialer.liveCalls }, 'shutting down');
+      cluster?.drain();
       await scheduler.stop();
       await dialer.drain(config.http.shutdownGraceMs);
       await webhooks.stop();
@@ -388,7 +442,8 @@ async function main(): Promise<void> {
       registrations.stop();
       await sip?.stop();
       await drachtio?.stop().catch(() => undefined);
-      db.close();
+      cluster?.stop();
+      store.close();
       safeLog('info', {}, 'stopped');
     } catch (err) {
       code = 1;

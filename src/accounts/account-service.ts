@@ -86,12 +86,14 @@ export class AccountService {
    * company "default" holding a full-access key of exactly that value.
    */
   bootstrap(apiKey: string): Company | undefined {
-    if (!apiKey || this.store.companies.count() > 0) return undefined;
+    if (!apiKey) return undefined;
+    // Serialized: daemons starting together on one PostgreSQL create it once.
     return this.store.unitOfWork.run(() => {
+      if (this.store.companies.count() > 0) return undefined;
       const company = this.createCompany('default');
       this.createApiKey(company.id, { name: 'bootstrap', fullAccess: true, secret: apiKey });
       return company;
-    });
+    }, ['bootstrap']);
   }
 
   private iso(): string {

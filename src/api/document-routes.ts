@@ -16,6 +16,7 @@ import {
 } from 'typebox';
 import type { Clock } from '../clock.js';
 import type { DocumentRepository } from '../store/document-repository.js';
+import type { RepositoryOf } from '../store/store.js';
 import type { OwnedDocument } from '../model/entities.js';
 import type { RouteAccess } from './auth.js';
 import { ApiError } from './error-catalogue.js';
@@ -44,7 +45,7 @@ export interface DocumentRoutesOptions<
   tag: string;
   access: RouteAccess;
   noun: string;
-  repo: DocumentRepository<T>;
+  repo: RepositoryOf<DocumentRepository<T>>;
   clock: Clock;
   /** The fields a client may send (shared by create and patch); no defaults here, build has them. */
   properties: P;

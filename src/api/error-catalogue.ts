@@ -163,7 +163,7 @@ const base: Record<string, CatalogueEntry> = {
   server_unavailable: {
     status: 503,
     description:
-      'Calls server unavailable (starting or shutting down); retry after the Retry-After header. 503, not the 500 of spec §7: see docs/api.md.',
+      'Calls server unavailable (starting, shutting down, or its database not answering); retry after the Retry-After header. 503, not the 500 of spec §7: see docs/api.md.',
   },
 };
 

@@ -80,6 +80,13 @@ function toResponse(err: FastifyError | GatewayError | Error): { status: number;
     }
     return { status, body: { error: err.code, reason: err.message } };
   }
+  if (err.name === 'StoreUnavailableError') {
+    // PostgreSQL did not answer within store.timeoutMs (store-bridge.ts): nothing was acknowledged.
+    return {
+      status: 503,
+      body: { error: 'server_unavailable', reason: 'The database did not answer in time; retry.' },
+    };
+  }
   const fe = err as FastifyError;
   if (fe.validation) {
     // A schema failure the route's own formatter did not turn into an ApiError.

@@ -14,7 +14,7 @@ import {
   type RequestedSchedule,
 } from './initiate-call-request.js';
 import { resolveScheduledAt } from './intake/scheduled-at.js';
-import { checkPlanLimits } from './plan-limits.js';
+import { checkPlanLimits, decisionKeys } from './plan-limits.js';
 import type { CallStore } from './ports/call-store.js';
 import { callingRulesFor } from './protections/calling-rules.js';
 import {
@@ -158,7 +158,14 @@ export class CallService {
     };
 
     // Protections, plan and insert in one transaction, with no await between
-    // them, so two requests cannot both pass a check (spec §4.1 rules 3-7).
+    // them, so two requests cannot both pass a check (spec §4.1 rules 3-7);
+    // serialized per number (and plan counts) across daemons (rule 2).
+    const keys = decisionKeys(
+      this.store,
+      companyId,
+      [req.destinationNumber, ...(req.additionalPhoneNumbers ?? [])],
+      choice.trunk,
+    );
     const decision = this.store.unitOfWork.run(() => {
       const d = evaluateProtections(
         {
@@ -191,7 +198,7 @@ export class CallService {
         );
       }
       return d;
-    });
+    }, keys);
 
     if (decision.kind === 'schedule') {
       this.options.onScheduled?.();

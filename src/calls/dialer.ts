@@ -121,6 +121,30 @@ export class Dialer implements CallDispatcher {
     }
     for (const rec of store.calls.findByStatus(['to_be_processed'])) this.accepted(rec);
     this.deps.onScheduled?.();
+    this.endLeftDialogs(left);
+  }
+
+  /**
+   * A lost peer's unfinished records, now this node's (docs/decisions/
+   * multi-node-store.md rule 4): handled as after a restart, with a detail
+   * naming the lost node. Its answered dialogs get a BYE from here.
+   */
+  adopt(records: readonly CallRecord[], lostNodeId: string): void {
+    const detail = `node ${lostNodeId} lost`;
+    const ids = new Set(records.map((r) => r.id));
+    const left = this.deps.store.dialogs.list().filter((d) => ids.has(d.callRecordId));
+    for (const rec of records) {
+      if (this.sessions.has(rec.id)) continue;
+      if (rec.status === 'to_be_processed') this.accepted(rec);
+      else if (inviteMayHaveLeft(rec)) finishOrphan(this.deps, rec, 'recovery', detail);
+      else this.redial(rec, detail);
+    }
+    this.endLeftDialogs(left);
+  }
+
+  private endLeftDialogs(
+    left: Array<{ callRecordId: string; leg: DialogLeg; dialog: DialogSnapshot }>,
+  ): void {
     for (const { callRecordId, leg, dialog } of left) this.endLeftDialog(callRecordId, leg, dialog);
     if (left.length > 0)
       this.deps.log.warn({ dialogs: left.length }, 'dialogs left by a crash: sending BYE');

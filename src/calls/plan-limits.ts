@@ -5,6 +5,27 @@ import type { SipTrunk } from '../model/entities.js';
 import type { CallStore } from './ports/call-store.js';
 import { CallError } from './call-error.js';
 import { ACTIVE_STATUSES, LIVE_STATUSES } from '../model/call-status.js';
+import { companyKey, numberKey } from '../model/serialization-keys.js';
+
+/**
+ * What an admission or a dial decides about (multi-node-store.md rule 2):
+ * each number, and the company's (and trunk's) channel counts when the plan
+ * or the trunk limits them. Without such limits, calls to different
+ * numbers of one company are decided side by side.
+ */
+export function decisionKeys(
+  store: Pick<CallStore, 'companies'>,
+  companyId: string,
+  numbers: readonly string[],
+  trunk: SipTrunk | null,
+): string[] {
+  const plan = store.companies.getPlan(companyId);
+  const keys = numbers.map((n) => numberKey(companyId, n));
+  if (plan && (plan.maxChannels !== null || plan.maxConcurrentCalls !== null))
+    keys.push(companyKey(companyId));
+  if (trunk?.maxChannels != null) keys.push(`trunk:${trunk.id}`);
+  return keys;
+}
 
 /**
  * SIP channels the company holds now: its live calls, and each transfer

@@ -130,6 +130,77 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     env: 'GATEWAY_DB_PATH',
     description: 'SQLite database file (WAL mode); ":memory:" for a throw-away store.',
   },
+  {
+    key: 'store.url',
+    type: 'string',
+    default: '',
+    env: 'GATEWAY_DATABASE_URL',
+    secret: true,
+    description:
+      'PostgreSQL connection URL (postgres://user:pass@host:port/db): several daemons share it (docs/multi-node.md). Empty: the SQLite file store.path.',
+  },
+  {
+    key: 'store.poolSize',
+    type: 'int',
+    default: 4,
+    env: 'GATEWAY_DATABASE_POOL_SIZE',
+    min: 1,
+    description:
+      'PostgreSQL connections of this daemon (the store worker uses them one request at a time).',
+  },
+  {
+    key: 'store.timeoutMs',
+    type: 'int',
+    default: 10000,
+    env: 'GATEWAY_DATABASE_TIMEOUT_MS',
+    min: 100,
+    description:
+      'Longest wait for one PostgreSQL answer (also its statement_timeout); past it the request fails with 503.',
+  },
+
+  // Cluster (several daemons on one PostgreSQL)
+  {
+    key: 'cluster.nodeId',
+    type: 'string',
+    default: '',
+    env: 'GATEWAY_NODE_ID',
+    description:
+      "This daemon's node id, stable across its restarts (it recovers its own calls). Empty: the host name and SIP port.",
+  },
+  {
+    key: 'cluster.internalUrl',
+    type: 'string',
+    default: '',
+    env: 'GATEWAY_INTERNAL_URL',
+    description:
+      "Where peers reach this daemon's API to hang up or transfer its calls. Empty: http://<sip.advertisedHost or sip.host>:<http.port>.",
+  },
+  {
+    key: 'cluster.key',
+    type: 'string',
+    default: '',
+    env: 'GATEWAY_CLUSTER_KEY',
+    secret: true,
+    description:
+      'Shared secret that authenticates requests between daemons; required with store.url to forward hangups and transfers.',
+  },
+  {
+    key: 'cluster.heartbeatSeconds',
+    type: 'number',
+    default: 2,
+    env: 'GATEWAY_CLUSTER_HEARTBEAT_SECONDS',
+    min: 0.1,
+    description: 'How often a daemon on PostgreSQL writes its heartbeat and looks for lost peers.',
+  },
+  {
+    key: 'cluster.lostAfterSeconds',
+    type: 'number',
+    default: 10,
+    env: 'GATEWAY_CLUSTER_LOST_AFTER_SECONDS',
+    min: 0.5,
+    description:
+      'A peer whose heartbeat is older than this is lost: a live daemon finishes its calls and takes its work.',
+  },
 
   // Logging
   {
@@ -726,7 +797,14 @@ export interface Config {
     maxCallRequestsInFlight: number;
     overloadRetryAfterSeconds: number;
   };
-  store: { path: string };
+  store: { path: string; url: string; poolSize: number; timeoutMs: number };
+  cluster: {
+    nodeId: string;
+    internalUrl: string;
+    key: string;
+    heartbeatSeconds: number;
+    lostAfterSeconds: number;
+  };
   log: { level: string };
   bootstrap: { apiKey: string };
   sip: {

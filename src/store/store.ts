@@ -11,26 +11,52 @@ import { SqliteOptOutRepository } from './opt-out-repository.js';
 import { SqliteScheduleRepository } from './schedule-repository.js';
 import { SqliteWebhookRepository } from './webhook-repository.js';
 
-export interface Store {
-  db: Db;
-  /** One SQLite transaction (savepoints when nested). */
-  unitOfWork: { run<T>(fn: () => T): T };
-  companies: SqliteCompanyRepository;
-  apiKeys: SqliteApiKeyRepository;
-  agents: DocumentRepository<Agent>;
-  sipTrunks: DocumentRepository<SipTrunk>;
-  voipPhones: DocumentRepository<VoipPhone>;
-  outboundRoutes: DocumentRepository<OutboundRoute>;
-  calls: SqliteCallRepository;
-  optOuts: SqliteOptOutRepository;
-  schedules: SqliteScheduleRepository;
-  callHistory: SqliteCallHistoryRepository;
-  dialogs: SqliteLiveDialogRepository;
-  /** Webhook endpoints and the outbox of their events (issue 25). */
-  webhooks: SqliteWebhookRepository;
+/** The public methods of a repository: what a store on another database must answer alike. */
+export type RepositoryOf<T> = {
+  [K in keyof T as T[K] extends (...args: never[]) => unknown ? K : never]: T[K];
+};
+
+/**
+ * A unit of work: `fn` runs as one transaction (savepoints when nested).
+ * `serializeOn` names what the decision inside is about (model/
+ * serialization-keys.ts): a store shared by several daemons runs two
+ * transactions naming one key one after the other; SQLite, a single
+ * writer, serializes every transaction anyway.
+ */
+export interface StoreUnitOfWork {
+  run<T>(fn: () => T, serializeOn?: readonly string[]): T;
 }
 
-export function createStore(db: Db): Store {
+/** Every repository of one database: SQLite (this file) or PostgreSQL (pg/pg-store.ts). */
+export interface Store {
+  unitOfWork: StoreUnitOfWork;
+  companies: RepositoryOf<SqliteCompanyRepository>;
+  apiKeys: RepositoryOf<SqliteApiKeyRepository>;
+  agents: RepositoryOf<DocumentRepository<Agent>>;
+  sipTrunks: RepositoryOf<DocumentRepository<SipTrunk>>;
+  voipPhones: RepositoryOf<DocumentRepository<VoipPhone>>;
+  outboundRoutes: RepositoryOf<DocumentRepository<OutboundRoute>>;
+  calls: RepositoryOf<SqliteCallRepository>;
+  optOuts: RepositoryOf<SqliteOptOutRepository>;
+  schedules: RepositoryOf<SqliteScheduleRepository>;
+  callHistory: RepositoryOf<SqliteCallHistoryRepository>;
+  dialogs: RepositoryOf<SqliteLiveDialogRepository>;
+  /** Webhook endpoints and the outbox of their events (issue 25). */
+  webhooks: RepositoryOf<SqliteWebhookRepository> & {
+    /** Told (inside the transaction: defer the work) when deliveries were written. */
+    onWritten: (() => void) | undefined;
+  };
+  /** Which database: shown by /health and the CLI. */
+  readonly kind: 'sqlite' | 'postgres';
+  close(): void;
+}
+
+/** The embedded store: a SQLite file. */
+export interface SqliteStore extends Store {
+  db: Db;
+}
+
+export function createStore(db: Db): SqliteStore {
   const webhooks = new SqliteWebhookRepository(db);
   // Each change of a call record writes the events it reports in its own transaction.
   const calls = new SqliteCallRepository(db, (before, after, at) =>
@@ -38,6 +64,8 @@ export function createStore(db: Db): Store {
   );
   return {
     db,
+    kind: 'sqlite',
+    close: () => db.close(),
     unitOfWork: { run: (fn) => db.transaction(fn)() },
     companies: new SqliteCompanyRepository(db),
     apiKeys: new SqliteApiKeyRepository(db),

@@ -16,9 +16,14 @@ import type { NewSchedule, ScheduleRow } from '../../model/schedule.js';
 import type { CallHistory } from '../protections/call-history.js';
 import type { DialogSnapshot } from './signaling-port.js';
 
-/** Runs `fn` as one transaction: all of its writes commit together or none does. */
+/**
+ * Runs `fn` as one transaction: all of its writes commit together or none
+ * does. `serializeOn` (model/serialization-keys.ts) names what the decision
+ * inside is about: on a store shared by several daemons, two transactions
+ * naming one key run one after the other (multi-node-store.md rule 2).
+ */
 export interface UnitOfWork {
-  run<T>(fn: () => T): T;
+  run<T>(fn: () => T, serializeOn?: readonly string[]): T;
 }
 
 export interface UpdateOptions {

@@ -113,8 +113,8 @@ describe('Scheduler', () => {
     expect(new Set(log.map((c) => c.recordId)).size).toBe(30);
     expect(log.some((c) => c.by === 'a')).toBe(true);
     expect(log.some((c) => c.by === 'b')).toBe(true);
-    a.store.db.close();
-    b.store.db.close();
+    a.store.close();
+    b.store.close();
   });
 
   it('crash after claim: re-claimed after the lease expires and dialed exactly once', async () => {

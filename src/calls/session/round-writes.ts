@@ -6,6 +6,7 @@
 import type { Clock } from '../../clock.js';
 import type { CallRecord, DialedAttempt, SkippedAttempt } from '../../model/call-record.js';
 import type { CallStatus } from '../../model/call-status.js';
+import { numberKey } from '../../model/serialization-keys.js';
 import type { CallStore } from '../ports/call-store.js';
 import { checkDial, type DialPurpose } from '../protections/dial-gate.js';
 import type { DestinationZones } from '../protections/destination-zones.js';
@@ -80,7 +81,7 @@ export function pickNumber(
     return writer.status('trying', { attempts }, 'dial', req.from)
       ? { kind: 'dial', index }
       : { kind: 'lost' };
-  });
+  }, [numberKey(writer.current.companyId, req.number)]);
 }
 
 /** The round's numbers not yet dialed (a round resumed after a crash skips those whose INVITE left). */

@@ -111,7 +111,7 @@ export class WorkerMediaEngine {
     startWorkerOldSpaceAt(options.oldSpaceMb ?? 0);
     // The sources run under tsx (npm start, the tests): boot the .ts entry through it.
     this.worker = here.endsWith('.ts')
-      ? new Worker(new URL('./tsx-worker-boot.mjs', here), {
+      ? new Worker(new URL('../../tsx-worker-boot.mjs', here), {
           workerData: { ...data, entry: new URL('./media-worker.ts', here).href },
           transferList: [port2],
           resourceLimits,

@@ -52,26 +52,33 @@ export type PgCallChangeListener = (
 
 const INSERT = `WITH c AS (
     INSERT INTO calls (id, call_id, company_id, phone_number, agent_id, status, scheduled_at,
-      created_at, modified_at, data)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb) RETURNING id, status, created_at)
+      created_at, modified_at, data, node_id)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11) RETURNING id, status, created_at)
   INSERT INTO call_events (call_id, seq, at, status, detail) SELECT id, 1, created_at, status, NULL FROM c`;
 const SAVE = `UPDATE calls SET phone_number = $2, agent_id = $3, status = $4, scheduled_at = $5,
-    modified_at = $6, data = $7::jsonb WHERE id = $1`;
+    modified_at = $6, data = $7::jsonb, node_id = coalesce($8, node_id) WHERE id = $1`;
 const ADD_EVENT = `INSERT INTO call_events (call_id, seq, at, status, detail)
   VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM call_events WHERE call_id = $1), $2, $3, $4)`;
 const NEWEST_FIRST = 'ORDER BY created_at COLLATE "C" DESC, id COLLATE "C"';
 
 /** The calls domain's CallRepository port in its asynchronous form (Async<CallRepository>). */
 export class PgCallRepository {
+  /**
+   * With `nodeId` (a daemon's store; docs/decisions/multi-node-store.md rule
+   * 4), a record belongs to the node that inserted it or last moved it to
+   * `trying` (the node that dials it), and findByStatus sees that node's
+   * records only: recovery and the watchdog never touch a peer's calls.
+   */
   constructor(
     private readonly db: Queryable,
     private readonly onChange: PgCallChangeListener = async () => undefined,
+    private readonly nodeId?: string,
   ) {}
 
   /** Stores a new record and its first event; rejects when its id or callId exists. */
   async insert(record: CallRecord): Promise<CallRecord> {
     await transaction(this.db, async (tx) => {
-      await tx.query(INSERT, toParams(record));
+      await tx.query(INSERT, [...toParams(record), this.nodeId ?? null]);
       await this.onChange(undefined, record, record.createdAt, tx);
       return { value: undefined, durable: true };
     });
@@ -118,8 +125,10 @@ export class PgCallRepository {
       if (opts.onlyFrom && !opts.onlyFrom.includes(current.status))
         return { value: undefined, durable: false };
       const next: CallRecord = { ...current, ...patch, id, modifiedAt: at } as CallRecord;
-      await tx.query(SAVE, saveParams(next));
       const changesStatus = patch.status !== undefined && patch.status !== current.status;
+      // The node that dials a record owns it from then on (a scheduled call may be dialed by a peer).
+      const owner = changesStatus && patch.status === 'trying' ? (this.nodeId ?? null) : null;
+      await tx.query(SAVE, [...saveParams(next), owner]);
       if (changesStatus) await tx.query(ADD_EVENT, [id, at, patch.status, opts.detail ?? null]);
       await this.onChange(current, next, at, tx);
       return { value: next, durable: changesStatus };
@@ -185,14 +194,16 @@ export class PgCallRepository {
   }
 
   /**
-   * All calls (any company) in any of `statuses`: recovery after a restart.
+   * All calls (any company; this node's, given a node id) in any of
+   * `statuses`: recovery after a restart.
    * Oldest first here; SQLite promises no order (it follows its index).
    */
   async findByStatus(statuses: readonly string[]): Promise<CallRecord[]> {
+    const mine = this.nodeId === undefined ? '' : 'AND node_id = $2';
     const { rows } = await this.db.query<CallRow>(
-      `SELECT * FROM calls WHERE status = ANY($1::text[])
+      `SELECT * FROM calls WHERE status = ANY($1::text[]) ${mine}
        ORDER BY created_at COLLATE "C", id COLLATE "C"`,
-      [statuses],
+      this.nodeId === undefined ? [statuses] : [statuses, this.nodeId],
     );
     return rows.map(toCallRecord);
   }

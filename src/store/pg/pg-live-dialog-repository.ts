@@ -28,7 +28,11 @@ interface Row {
 
 /** The calls domain's LiveDialogRepository port in its asynchronous form (Async<LiveDialogRepository>). */
 export class PgLiveDialogRepository {
-  constructor(private readonly db: Queryable) {}
+  /** With `nodeId`, list() gives the dialogs of that node's calls only (rule 4). */
+  constructor(
+    private readonly db: Queryable,
+    private readonly nodeId?: string,
+  ) {}
 
   /** Keeps (or replaces) a live dialog of a call record: the callee's unless `leg` says otherwise. */
   async save(
@@ -81,8 +85,13 @@ export class PgLiveDialogRepository {
   /** Every dialog kept: at start-up, those a crash left behind. */
   async list(): Promise<Array<{ callRecordId: string; leg: DialogLeg; dialog: StoredDialog }>> {
     const { rows } = await this.db.query<Row>(
-      `SELECT * FROM live_dialogs
-       ORDER BY created_at COLLATE "C", call_record_id COLLATE "C", leg COLLATE "C"`,
+      this.nodeId === undefined
+        ? `SELECT * FROM live_dialogs
+           ORDER BY created_at COLLATE "C", call_record_id COLLATE "C", leg COLLATE "C"`
+        : `SELECT d.* FROM live_dialogs d JOIN calls c ON c.id = d.call_record_id
+           WHERE c.node_id = $1
+           ORDER BY d.created_at COLLATE "C", d.call_record_id COLLATE "C", d.leg COLLATE "C"`,
+      this.nodeId === undefined ? [] : [this.nodeId],
     );
     return rows.map((r) => ({ callRecordId: r.call_record_id, leg: r.leg, dialog: toDialog(r) }));
   }

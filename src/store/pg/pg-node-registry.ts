@@ -4,6 +4,7 @@
 // period is lost, and exactly one live peer reaps it (its calls' records
 // are finished in the reaper's transaction, then its row goes).
 import type pg from 'pg';
+import { LIVE_STATUSES } from '../../model/call-status.js';
 import type { Queryable } from './pg-schedule-repository.js';
 import { PgUnitOfWork } from './pg-unit-of-work.js';
 
@@ -111,5 +112,30 @@ export class PgNodeRegistry {
       await tx.query('DELETE FROM nodes WHERE id = $1', [id]);
       return true;
     });
+  }
+
+  /**
+   * Takes over a lost node's unfinished records (rule 4), once across all
+   * daemons: its live and accepted records become `byId`'s, which then
+   * finishes or dials them as after its own restart (dial-path.md). The ids
+   * taken, or undefined when another peer reaped the node first or its
+   * heartbeat came back.
+   */
+  async adopt(
+    lostId: string,
+    byId: string,
+    now: number,
+    graceMs: number,
+  ): Promise<string[] | undefined> {
+    let ids: string[] = [];
+    const reaped = await this.reap(lostId, now, graceMs, async (tx) => {
+      const { rows } = await tx.query<{ id: string }>(
+        `UPDATE calls SET node_id = $2 WHERE node_id = $1 AND status = ANY($3::text[])
+         RETURNING id`,
+        [lostId, byId, [...LIVE_STATUSES, 'to_be_processed']],
+      );
+      ids = rows.map((r) => r.id);
+    });
+    return reaped ? ids : undefined;
   }
 }

@@ -9,15 +9,7 @@ import type pg from 'pg';
 /** SQLSTATEs after which the whole transaction is run again. */
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
 
-/** The key that serializes decisions about one number of one company. */
-export function numberKey(companyId: string, phoneNumber: string): string {
-  return `number:${companyId}:${phoneNumber}`;
-}
-
-/** The key that serializes a company's channel and concurrency counts. */
-export function companyKey(companyId: string): string {
-  return `company:${companyId}`;
-}
+export { companyKey, numberKey } from '../../model/serialization-keys.js';
 
 export class PgUnitOfWork {
   constructor(

@@ -15,7 +15,7 @@ import { testPortRange } from '../../../media/test-support/port-range.js';
 import type { CallPatch, CallRecord } from '../../../model/call-record.js';
 import type { SipTrunk } from '../../../model/entities.js';
 import { openDatabase } from '../../../store/database.js';
-import { createStore, type Store } from '../../../store/store.js';
+import { createStore, type SqliteStore } from '../../../store/store.js';
 import { agentRtpToWsLatency, agentWsToRtpLatency } from '../../../agent-bridge/agent-latency.js';
 import { CallService } from '../../call-service.js';
 import { Dialer } from '../../dialer.js';
@@ -70,7 +70,7 @@ export interface RigOptions {
 
 export class FaultRig {
   readonly clock = new ManualClock(Date.UTC(2026, 5, 10, 15, 0, 0)); // Wed 11:00 New York
-  readonly store: Store;
+  readonly store: SqliteStore;
   readonly engine: MediaEngine;
   readonly dialer: Dialer;
   readonly calls: CallService;

@@ -5,11 +5,13 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FINAL_STATUSES } from '../src/model/call-status.js';
 import { startSipp } from './runner/sipp-runner.js';
+import { ScriptedUas } from './support/scripted-uas.js';
 import { BOOT_KEY, startGateway, type Gateway } from './support/gateway-harness.js';
 import { startPostgres, TestPools, type PostgresServer } from './support/postgres.js';
 import { postgresDatabase } from './support/store-under-test.js';
 
 const FINAL = new Set<string>(FINAL_STATUSES);
+const CLUSTER_KEY = 'multi-node-test-cluster-key-0123456789';
 let server: PostgresServer;
 const pools = new TestPools();
 const started: Gateway[] = [];
@@ -40,6 +42,7 @@ async function cluster(
         // the bursts below are the test, not overload: no shedding, no rate limit
         GATEWAY_HTTP_MAX_CALL_REQUESTS_IN_FLIGHT: '1000',
         GATEWAY_RATE_LIMIT_MAX: '100000',
+        GATEWAY_CLUSTER_KEY: CLUSTER_KEY,
         ...env,
       }),
     ),
@@ -62,17 +65,22 @@ function invitesPerNumber(messages: string): Map<string, number> {
   return per;
 }
 
+/** A far end that answers and hangs up itself, `calls` times, and a trunk to it. */
+async function answeringFarEnd(nodes: Gateway[], calls: number) {
+  const sipp = await startSipp({
+    scenario: 'uas-200-bye-from-far-end.xml',
+    calls,
+    timeoutSec: 120,
+  });
+  return { sipp, trunk: await nodes[0]!.trunk(sipp.port) };
+}
+
 const number = (base: number, i: number) => `+1212${base}${String(i).padStart(4, '0')}`;
 
 describe('three daemons on one PostgreSQL (issue 27)', () => {
   it('600 concurrent requests for 100 numbers over three daemons: one call per number, 409 for every duplicate, then 429 for all (cooldown), INVITEs counted at the far end', async () => {
     const { nodes, pool } = await cluster();
-    const sipp = await startSipp({
-      scenario: 'uas-200-bye-from-far-end.xml',
-      calls: 100,
-      timeoutSec: 90,
-    });
-    const trunk = await nodes[0]!.trunk(sipp.port);
+    const { sipp, trunk } = await answeringFarEnd(nodes, 100);
     const numbers = Array.from({ length: 100 }, (_, i) => number(555, i));
     const request = (n: string, i: number, agentId = nodes[i % 3]!.agentId) =>
       nodes[i % 3]!.api('POST', '/api/v1/phones/calls/initiate-call', {
@@ -146,4 +154,138 @@ describe('three daemons on one PostgreSQL (issue 27)', () => {
     const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM calls');
     expect(rows[0]!.n).toBe(100);
   }, 180_000);
+
+  it('300 calls scheduled for one instant across three daemons: each dialed exactly once, spread over the nodes', async () => {
+    const { nodes, pool } = await cluster();
+    const { sipp, trunk } = await answeringFarEnd(nodes, 300);
+    const numbers = Array.from({ length: 300 }, (_, i) => number(556, i));
+    const at = new Date(Date.now() + 12_000).toISOString();
+    const answers = await Promise.all(
+      numbers.map((n, i) =>
+        nodes[i % 3]!.api('POST', '/api/v1/phones/calls/initiate-call', {
+          agentId: nodes[i % 3]!.agentId,
+          destinationNumber: n,
+          sipTrunkId: trunk,
+          useAntiHarassmentProtection: false,
+          overrideTimeRestriction: true,
+          overrideDayRestriction: true,
+          maxRetries: 0,
+          scheduledAt: at,
+        }),
+      ),
+    );
+    expect(answers.filter((r) => r.status !== 200 || r.json.scheduled !== true)).toEqual([]);
+    expect(Date.now(), 'all 300 accepted before they fall due').toBeLessThan(Date.parse(at));
+
+    const result = await sipp.done;
+    expect(result.code, result.output.slice(-2000)).toBe(0);
+    const invites = invitesPerNumber(result.messages);
+    expect(numbers.filter((n) => invites.get(n.slice(1)) !== 1)).toEqual([]);
+    expect([...invites.values()].reduce((a, b) => a + b, 0)).toBe(300);
+
+    // Each schedule claimed once, by some node; the dials spread over the nodes.
+    const claims = await pool.query<{ state: string; claims: number; n: number }>(
+      'SELECT state, claims, count(*)::int AS n FROM schedules GROUP BY state, claims',
+    );
+    expect(claims.rows).toEqual([{ state: 'done', claims: 1, n: 300 }]);
+    const byNode = await pool.query<{ node_id: string; n: number }>(
+      'SELECT node_id, count(*)::int AS n FROM calls GROUP BY node_id ORDER BY node_id',
+    );
+    expect(byNode.rows.reduce((a, r) => a + r.n, 0)).toBe(300);
+    expect(byNode.rows.length, JSON.stringify(byNode.rows)).toBeGreaterThanOrEqual(2);
+  }, 180_000);
+
+  it('kill -9 of a daemon with live and scheduled calls: a peer finishes its live calls within the grace and BYEs them, the survivors dial its scheduled calls once', async () => {
+    const { nodes, pool } = await cluster();
+    const far = await ScriptedUas.start({ defaultBehaviour: { kind: 'answer' } });
+    try {
+      const trunk = await nodes[0]!.trunk(far.port);
+      const victim = nodes[2]!;
+      const live = Array.from({ length: 4 }, (_, i) => number(557, i));
+      const scheduled = Array.from({ length: 6 }, (_, i) => number(557, 100 + i));
+      const liveIds = await Promise.all(live.map((n) => victim.call(trunk, n)));
+      await Promise.all(liveIds.map((id) => victim.waitFor(id, 'in_call', 20_000)));
+      const due = Date.now() + 9_000;
+      const scheduledIds = await Promise.all(
+        scheduled.map((n) => victim.call(trunk, n, { scheduledAt: new Date(due).toISOString() })),
+      );
+
+      const killedAt = Date.now();
+      await victim.daemon.stop('SIGKILL');
+
+      // Live calls: finished by a peer, naming the lost node, within lostAfter (3 s) + beats.
+      const survivor = nodes[0]!;
+      const finals = await Promise.all(
+        liveIds.map((id) => survivor.waitFor(id, undefined, 15_000)),
+      );
+      const finishedWithin = Date.now() - killedAt;
+      expect(finals.map((r) => [r.status, r.endCallReason, r.endDetail])).toEqual(
+        live.map(() => ['failed_during_call', 'call_stuck', 'node node-3 lost']),
+      );
+      expect(finishedWithin).toBeLessThan(10_000);
+      // The far end's channels are released: a BYE for each answered dialog, from a peer.
+      const callIds = live.flatMap((n) => [...far.callIdsFor(n)]);
+      expect(callIds).toHaveLength(4);
+      const deadline = Date.now() + 10_000;
+      while (callIds.some((c) => !far.byes.get(c)) && Date.now() < deadline) await sleep(200);
+      expect(callIds.filter((c) => !far.byes.get(c))).toEqual([]);
+
+      // Scheduled calls: dialed once each, by the survivors, when due.
+      const dialed = await Promise.all(
+        scheduledIds.map((id) => survivor.waitFor(id, 'in_call', 30_000)),
+      );
+      expect(dialed.map((r) => r.status)).toEqual(scheduled.map(() => 'in_call'));
+      const owners = await pool.query<{ node_id: string }>(
+        'SELECT DISTINCT node_id FROM calls WHERE call_id = ANY($1::text[])',
+        [scheduledIds],
+      );
+      expect(owners.rows.map((r) => r.node_id).sort()).not.toContain('node-3');
+      await sleep(2_000); // a second dial would have come by now
+      for (const n of [...live, ...scheduled]) expect(far.callIdsFor(n).size, n).toBe(1);
+
+      // No acknowledged record lost: all ten are there.
+      const { rows } = await pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM calls WHERE call_id = ANY($1::text[])',
+        [[...liveIds, ...scheduledIds]],
+      );
+      expect(rows[0]!.n).toBe(10);
+    } finally {
+      far.close();
+    }
+  }, 180_000);
+
+  it('a hangup sent to any daemon reaches the one holding the call: BYE from the owner, the final record in the answer; the internal route wants the cluster key', async () => {
+    const { nodes } = await cluster();
+    const far = await ScriptedUas.start({ defaultBehaviour: { kind: 'answer' } });
+    try {
+      const trunk = await nodes[0]!.trunk(far.port);
+      const owner = nodes[1]!;
+      const n = number(558, 1);
+      const callId = await owner.call(trunk, n);
+      const live = await owner.waitFor(callId, 'in_call', 20_000);
+
+      // Without the key (or with a wrong one) the owner's internal route refuses.
+      for (const key of [undefined, 'wrong-key']) {
+        const res = await owner.daemon.api(
+          'POST',
+          `/internal/v1/calls/${live.id}/hangup`,
+          {},
+          key ? { 'x-gateway-cluster-key': key } : {},
+        );
+        expect(res.status).toBe(401);
+      }
+      expect((await owner.get(callId)).status).toBe('in_call');
+
+      const res = await nodes[2]!.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+      expect([res.json.status, res.json.endCallReason]).toEqual(['answered', 'user_hungup']);
+      const [sipCallId] = [...far.callIdsFor(n)];
+      expect(far.byes.get(sipCallId!)).toBeGreaterThan(0);
+      // Once over, a second hangup anywhere is the usual 409.
+      const again = await nodes[0]!.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
+      expect([again.status, again.json.error]).toEqual([409, 'call_not_live']);
+    } finally {
+      far.close();
+    }
+  }, 120_000);
 });

@@ -40,6 +40,8 @@ import { openDatabase } from './store/database.js';
 import { createStore, type Store } from './store/store.js';
 import { openPgStore, type PgStore } from './store/pg/pg-store.js';
 import { ClusterNode } from './cluster/cluster-node.js';
+import { ForwardingDispatcher } from './cluster/forwarding-dispatcher.js';
+import { registerInternalRoutes } from './api/routes/internal-routes.js';
 
 function readConfig(): Config {
   try {
@@ -87,6 +89,13 @@ function logWorkerPriority(log: ReturnType<typeof createLogger>, p: ThreadPriori
     );
   } else if (p.realtime)
     log.info({ realtime: p.realtime, tid: p.tid }, 'media worker runs under SCHED_RR');
+}
+
+/** The HTTP API's own address, or (listening on all interfaces) the advertised SIP host or host name. */
+function defaultInternalUrl(config: Config, port: number): string {
+  const any = ['0.0.0.0', '::', ''].includes(config.http.host);
+  const host = any ? config.sip.advertisedHost || hostname() : config.http.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /**
@@ -338,8 +347,19 @@ async function main(): Promise<void> {
   webhooks.start();
   registerWebhookMetrics(metrics, webhooks, store.webhooks, clock);
 
+  // On PostgreSQL with a cluster key, hangups and transfers of a peer's call go to that peer (rule 5).
+  const clusterKey = store.kind === 'postgres' ? config.cluster.key : '';
+  const dispatcher = clusterKey
+    ? new ForwardingDispatcher(
+        dialer,
+        { ownerOf: (id) => (store as PgStore).nodes.ownerOf(id) },
+        nodeId,
+        clusterKey,
+        log.child({ component: 'cluster' }),
+      )
+    : dialer;
   const calls = new CallService(store, clock, {
-    dispatcher: dialer,
+    dispatcher,
     trunkHealth: trunkAvailability,
     onScheduled: () => scheduler.poke(),
   });
@@ -367,6 +387,7 @@ async function main(): Promise<void> {
             : undefined,
     },
   });
+  if (clusterKey) registerInternalRoutes(app, { local: dialer, calls: store.calls, clusterKey });
   await app.listen({ host: config.http.host, port: config.http.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;
@@ -378,9 +399,7 @@ async function main(): Promise<void> {
           {
             id: nodeId,
             sipAddress: `${config.sip.advertisedHost || config.sip.host}:${sipUdp?.port ?? config.sip.port}`,
-            internalUrl:
-              config.cluster.internalUrl ||
-              `http://${config.sip.advertisedHost || config.sip.host}:${port}`,
+            internalUrl: config.cluster.internalUrl || defaultInternalUrl(config, port),
           },
           {
             nodes: (store as PgStore).nodes,

@@ -18,6 +18,7 @@ export interface NodeRegistry {
   get(id: string): NodeRow | undefined;
   lost(now: number, graceMs: number): NodeRow[];
   adopt(lostId: string, byId: string, now: number, graceMs: number): string[] | undefined;
+  ownerOf(recordId: string): NodeRow | undefined;
 }
 
 export interface ClusterNodeDeps {
@@ -39,6 +40,8 @@ export interface ClusterNodeOptions {
 export class ClusterNode {
   private interval: unknown;
   private joined = false;
+  /** Since when every heartbeat reached the database (undefined after a failed one). */
+  private inTouchSince: number | undefined;
 
   constructor(
     readonly info: NodeInfo,
@@ -52,11 +55,19 @@ export class ClusterNode {
     this.interval = this.deps.timers.setInterval(() => this.beat(), this.opts.heartbeatMs);
   }
 
-  /** One beat: the heartbeat, then the lost peers. Errors are logged; the next beat tries again. */
+  /**
+   * One beat: the heartbeat, then the lost peers. Errors are logged; the
+   * next beat tries again. Peers are judged only once this node has been in
+   * touch with the database for a whole grace period: after an outage that
+   * stopped every heartbeat, the first node back must not take its live
+   * peers for lost before they had the chance to beat again.
+   */
   beat(): void {
     const now = this.deps.clock.now();
     try {
-      if (!this.deps.nodes.heartbeat(this.info.id, now)) {
+      const known = this.deps.nodes.heartbeat(this.info.id, now);
+      this.inTouchSince ??= now;
+      if (!known) {
         // A peer took this node for lost and adopted its records (a stall or
         // a partition longer than the grace) and finished them; join again
         // for new work.
@@ -66,10 +77,12 @@ export class ClusterNode {
         );
         this.join();
       }
+      if (now - this.inTouchSince < this.opts.lostAfterMs) return;
       for (const peer of this.deps.nodes.lost(now, this.opts.lostAfterMs)) {
         if (peer.id !== this.info.id) this.reap(peer, now);
       }
     } catch (err) {
+      this.inTouchSince = undefined;
       this.deps.log.error({ err }, 'cluster heartbeat failed');
     }
   }
@@ -99,6 +112,7 @@ export class ClusterNode {
     const now = this.deps.clock.now();
     this.deps.nodes.join(this.info, now, new Date(now).toISOString());
     this.joined = true;
+    this.inTouchSince ??= now;
   }
 
   private reap(peer: NodeRow, now: number): void {

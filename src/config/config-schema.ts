@@ -173,7 +173,7 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     default: '',
     env: 'GATEWAY_INTERNAL_URL',
     description:
-      "Where peers reach this daemon's API to hang up or transfer its calls. Empty: http://<sip.advertisedHost or sip.host>:<http.port>.",
+      "Where peers reach this daemon's API to hang up or transfer its calls. Empty: http://<http.host>:<HTTP port> (on all interfaces: sip.advertisedHost, else the host name).",
   },
   {
     key: 'cluster.key',

@@ -138,4 +138,13 @@ export class PgNodeRegistry {
     });
     return reaped ? ids : undefined;
   }
+
+  /** The node holding a record's call (rule 5), while that node is registered. */
+  async ownerOf(recordId: string): Promise<NodeRow | undefined> {
+    const { rows } = await this.pool.query<Row>(
+      'SELECT n.* FROM calls c JOIN nodes n ON n.id = c.node_id WHERE c.id = $1',
+      [recordId],
+    );
+    return rows[0] && toNode(rows[0]);
+  }
 }

@@ -149,11 +149,72 @@ describe('three daemons on one PostgreSQL (issue 27)', () => {
 
     const result = await sipp.done;
     const invites = invitesPerNumber(result.messages);
+    const twice = numbers.filter((n) => invites.get(n.slice(1)) !== 1);
+    const records = await pool.query<{ phone_number: string; node_id: string; data: unknown }>(
+      `SELECT phone_number, node_id, data -> 'attempts' AS data FROM calls
+       WHERE phone_number = ANY($1::text[])`,
+      [twice],
+    );
+    expect(
+      twice.map((n) => ({ n, invites: invites.get(n.slice(1)) })),
+      JSON.stringify(records.rows).slice(0, 3000),
+    ).toEqual([]);
     expect([...invites.values()].reduce((a, b) => a + b, 0)).toBe(100);
-    expect(numbers.filter((n) => invites.get(n.slice(1)) !== 1)).toEqual([]);
     const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM calls');
     expect(rows[0]!.n).toBe(100);
   }, 180_000);
+
+  it("a plan's concurrent slots are exact across daemons: 60 requests for 60 numbers, limit 10, exactly 10 dialed", async () => {
+    const { nodes } = await cluster();
+    const far = await ScriptedUas.start({ defaultBehaviour: { kind: 'answer' } });
+    try {
+      const sub = await nodes[0]!.api('POST', '/api/v1/companies', {
+        name: 'limited',
+        plan: { allowOutbound: true, maxConcurrentCalls: 10 },
+      });
+      expect(sub.status, JSON.stringify(sub.json)).toBe(201);
+      const as = (g: Gateway, method: string, path: string, body?: unknown) =>
+        g.daemon.api(method, path, body, { 'x-api-key': BOOT_KEY, 'x-company-id': sub.json.id });
+      const trunk = await as(nodes[1]!, 'POST', '/api/v1/phones/sip-trunks', {
+        name: 'far',
+        host: '127.0.0.1',
+        port: far.port,
+        callerIds: ['+12125550100'],
+        defaultCallerId: '+12125550100',
+      });
+      const agent = await as(nodes[2]!, 'POST', '/api/v1/agents', {
+        name: 'limited-agent',
+        websocketUrl: nodes[2]!.agentServer.url,
+      });
+      expect([trunk.status, agent.status]).toEqual([201, 201]);
+      const numbers = Array.from({ length: 60 }, (_, i) => number(559, i));
+      const answers = await Promise.all(
+        numbers.map((n, i) =>
+          as(nodes[i % 3]!, 'POST', '/api/v1/phones/calls/initiate-call', {
+            agentId: agent.json.id,
+            destinationNumber: n,
+            sipTrunkId: trunk.json.id,
+            useAntiHarassmentProtection: true,
+            overrideTimeRestriction: true,
+            overrideDayRestriction: true,
+            maxRetries: 0,
+          }),
+        ),
+      );
+      const accepted = answers.filter((r) => r.status === 200);
+      expect(accepted).toHaveLength(10);
+      expect(
+        new Set(answers.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.json.error}`)),
+      ).toEqual(new Set(['402 no_concurrent_calls_available']));
+      // The ten ring through and are held; the far end saw exactly ten INVITEs.
+      const end = Date.now() + 20_000;
+      while (far.invites.length < 10 && Date.now() < end) await sleep(200);
+      await sleep(1_000);
+      expect(far.invites).toHaveLength(10);
+    } finally {
+      far.close();
+    }
+  }, 120_000);
 
   it('300 calls scheduled for one instant across three daemons: each dialed exactly once, spread over the nodes', async () => {
     const { nodes, pool } = await cluster();
@@ -254,8 +315,8 @@ describe('three daemons on one PostgreSQL (issue 27)', () => {
     }
   }, 180_000);
 
-  it('a hangup sent to any daemon reaches the one holding the call: BYE from the owner, the final record in the answer; the internal route wants the cluster key', async () => {
-    const { nodes } = await cluster();
+  it('a hangup sent to any daemon reaches the one holding the call: BYE from the owner, the final record in the answer; the internal route wants the cluster key; a drained node leaves', async () => {
+    const { nodes, pool } = await cluster();
     const far = await ScriptedUas.start({ defaultBehaviour: { kind: 'answer' } });
     try {
       const trunk = await nodes[0]!.trunk(far.port);
@@ -284,6 +345,11 @@ describe('three daemons on one PostgreSQL (issue 27)', () => {
       // Once over, a second hangup anywhere is the usual 409.
       const again = await nodes[0]!.api('POST', `/api/v1/phones/calls/${callId}/hangup`);
       expect([again.status, again.json.error]).toEqual([409, 'call_not_live']);
+
+      // SIGTERM drains: a clean exit, and the node leaves nothing for its peers to reap.
+      expect(await nodes[0]!.daemon.stop('SIGTERM')).toBe(0);
+      const left = await pool.query<{ id: string }>('SELECT id FROM nodes ORDER BY id');
+      expect(left.rows.map((r) => r.id)).toEqual(['node-2', 'node-3']);
     } finally {
       far.close();
     }

@@ -15,6 +15,7 @@ import { ConfigError, defaultConfigObject, loadConfig } from './config/load-conf
 import { openDatabase } from './store/database.js';
 import { OPERATION_GROUPS, type OperationGroup } from './model/entities.js';
 import { createStore, type Store } from './store/store.js';
+import { openPgStore } from './store/pg/pg-store.js';
 
 const HELP = `usage: npm run cli -- <command> [options]
 
@@ -217,7 +218,19 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     runCli(
       process.argv.slice(2),
-      () => createStore(openDatabase(loadConfig().store.path)),
+      () => {
+        const { store } = loadConfig();
+        // The daemons' database: PostgreSQL when store.url is set, else the SQLite file.
+        return store.url
+          ? openPgStore({
+              url: store.url,
+              nodeId: 'cli',
+              poolMax: 1,
+              timeoutMs: store.timeoutMs,
+              clock: systemClock,
+            })
+          : createStore(openDatabase(store.path));
+      },
       (v) => console.log(typeof v === 'string' ? v : JSON.stringify(v, null, 2)),
     );
   } catch (err) {

@@ -121,9 +121,8 @@ export async function startSipp(opts: SippOptions): Promise<SippProcess> {
     '-trace_err',
     '-error_file',
     errFile,
-    '-trace_msg',
-    '-message_file',
-    msgFile,
+    // the message log costs SIPp CPU per message: off for load (traceMessages: false)
+    ...(opts.traceMessages === false ? [] : ['-trace_msg', '-message_file', msgFile]),
     '-nostdin',
     ...(opts.extraArgs ?? []),
   ];

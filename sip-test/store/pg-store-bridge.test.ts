@@ -1,6 +1,8 @@
 // The daemon's PostgreSQL store (issue 27): the synchronous Store the calls
 // domain uses, answered by the store worker on a real server. Two stores
 // on one database stand for two daemons.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import type { CallRecord } from '../../src/model/call-record.js';
@@ -143,6 +145,24 @@ describe('PostgreSQL store through the worker', () => {
     expect(a.calls.findByStatus(['trying'])).toEqual([]);
   }, 30_000);
 
+  it("a live record adopted by another node is fenced off from its old owner's session writes", async () => {
+    const { url, a, b } = await twoNodes();
+    seed(a);
+    a.calls.insert(record('r10', '+12125550010', 'to_be_processed'));
+    expect(a.calls.update('r10', { status: 'trying' }, AT, { ownedOnly: true })?.status).toBe(
+      'trying',
+    );
+    // b adopts it (as the reaper does, in its own transaction)
+    await pools.open(url, 1).query(`UPDATE calls SET node_id = 'node-b' WHERE id = 'r10'`);
+    expect(a.calls.update('r10', { totalCost: 1 }, AT, { ownedOnly: true })).toBe(undefined);
+    expect(b.calls.update('r10', { totalCost: 2 }, AT, { ownedOnly: true })?.totalCost).toBe(2);
+    // without ownedOnly (an API cancel, a reaper) and for a record that is not live, no fence
+    a.calls.insert(record('r11', '+12125550011', 'scheduled'));
+    expect(b.calls.update('r11', { status: 'trying' }, AT, { ownedOnly: true })?.status).toBe(
+      'trying',
+    );
+  }, 30_000);
+
   it('a decision on one node sees the call another node committed for the number', async () => {
     const { a, b } = await twoNodes();
     seed(a);
@@ -183,4 +203,22 @@ describe('PostgreSQL store through the worker', () => {
     // the late answer of the timed-out call is not taken for the next one's
     expect(s.companies.get('co')?.id).toBe('co');
   }, 30_000);
+
+  it("the CLI works on the daemons' database when store.url is set", async () => {
+    const { url, pool } = await postgresDatabase(server, pools);
+    const cli = (...args: string[]) =>
+      promisify(execFile)('npx', ['tsx', 'src/cli.ts', ...args], {
+        env: { ...process.env, GATEWAY_DATABASE_URL: url },
+      });
+    const created = JSON.parse((await cli('company', 'create', '--name', 'acme')).stdout) as {
+      id: string;
+    };
+    const { rows } = await pool.query<{ name: string }>(
+      'SELECT name FROM companies WHERE id = $1',
+      [created.id],
+    );
+    expect(rows.map((r) => r.name)).toEqual(['acme']);
+    const listed = JSON.parse((await cli('company', 'list')).stdout) as Array<{ name: string }>;
+    expect(listed.map((c) => c.name)).toContain('acme');
+  }, 60_000);
 });

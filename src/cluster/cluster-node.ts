@@ -19,6 +19,9 @@ export interface NodeRegistry {
   lost(now: number, graceMs: number): NodeRow[];
   adopt(lostId: string, byId: string, now: number, graceMs: number): string[] | undefined;
   ownerOf(recordId: string): NodeRow | undefined;
+  /** Beats from the store's own thread too, whatever the main thread's load (PostgreSQL store). */
+  keepBeating?(id: string, everyMs: number): void;
+  stopBeating?(): void;
 }
 
 export interface ClusterNodeDeps {
@@ -52,6 +55,7 @@ export class ClusterNode {
   /** Joins (a restart re-joins under the same id) and starts beating. */
   start(): void {
     this.join();
+    this.deps.nodes.keepBeating?.(this.info.id, this.opts.heartbeatMs);
     this.interval = this.deps.timers.setInterval(() => this.beat(), this.opts.heartbeatMs);
   }
 
@@ -102,6 +106,7 @@ export class ClusterNode {
     this.interval = undefined;
     if (!this.joined) return;
     try {
+      this.deps.nodes.stopBeating?.();
       this.deps.nodes.leave(this.info.id);
     } catch (err) {
       this.deps.log.warn({ err }, 'node row not removed');

@@ -96,7 +96,8 @@ export class SqliteCallRepository {
     id: string,
     patch: CallPatch,
     at: string,
-    opts: { onlyFrom?: readonly string[]; detail?: string } = {},
+    // ownedOnly: one daemon owns every record of its file
+    opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean } = {},
   ): CallRecord | undefined {
     const apply = (): CallRecord | undefined => {
       const current = this.getById(id);

@@ -31,6 +31,13 @@ export interface UpdateOptions {
   onlyFrom?: readonly string[];
   /** Logged with a status change. */
   detail?: string;
+  /**
+   * A session's own write: on a store shared by several daemons, a live
+   * record is written only by the node that owns it, so a node taken for
+   * lost (its calls adopted by a peer) can no longer write them, nor mark
+   * an INVITE as sent (multi-node-store.md rule 4). One daemon owns all.
+   */
+  ownedOnly?: boolean;
 }
 
 export interface CallRepository {

@@ -224,10 +224,12 @@ export class CallAttempt {
    */
   private markSending(): void {
     try {
-      this.writer.write(
+      const marked = this.writer.write(
         this.writer.attemptPatch(this.attemptIndex, { inviteSentAt: this.writer.now() }),
         'invite',
       );
+      // Final already, or no longer this node's (a peer adopted it): no INVITE leaves.
+      if (!marked) throw new Error('the record may not be dialed from here any more');
     } catch (err) {
       this.abort(err);
       throw err; // the stack does not send an INVITE it could not record

@@ -32,7 +32,11 @@ export class RecordWriter {
 
   /** Applies `patch` unless the record is final (or not in `onlyFrom`). */
   write(patch: CallPatch, detail?: string, onlyFrom: readonly string[] = OPEN_STATUSES): boolean {
-    const next = this.calls.update(this.record.id, patch, this.now(), { onlyFrom, detail });
+    const next = this.calls.update(this.record.id, patch, this.now(), {
+      onlyFrom,
+      detail,
+      ownedOnly: true,
+    });
     runUrgentWork(); // a commit is a natural yield point in call set-up (urgent-work.ts)
     if (!next) return false;
     this.record = next;

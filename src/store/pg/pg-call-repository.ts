@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../../model/call-record.js';
 import type { Queryable } from './pg-schedule-repository.js';
 import { jsonb } from './jsonb.js';
+import { LIVE_STATUSES } from '../../model/call-status.js';
 
 /** A row of `calls` as node-postgres returns it (jsonb arrives parsed). */
 export interface CallRow {
@@ -23,6 +24,7 @@ export interface CallRow {
   created_at: string;
   modified_at: string;
   data: Record<string, unknown>;
+  node_id: string | null;
 }
 
 const COLUMN_KEYS = [
@@ -114,7 +116,7 @@ export class PgCallRepository {
     id: string,
     patch: CallPatch,
     at: string,
-    opts: { onlyFrom?: readonly string[]; detail?: string } = {},
+    opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean } = {},
   ): Promise<CallRecord | undefined> {
     return transaction(this.db, async (tx) => {
       const { rows } = await tx.query<CallRow>('SELECT * FROM calls WHERE id = $1 FOR UPDATE', [
@@ -123,6 +125,14 @@ export class PgCallRepository {
       const current = rows[0] && toCallRecord(rows[0]);
       if (!current) return { value: undefined, durable: false };
       if (opts.onlyFrom && !opts.onlyFrom.includes(current.status))
+        return { value: undefined, durable: false };
+      // A live record is written by its owner only (rule 4): a node whose calls a peer adopted is fenced off.
+      if (
+        opts.ownedOnly &&
+        this.nodeId !== undefined &&
+        LIVE_STATUSES.includes(current.status) &&
+        rows[0]!.node_id !== this.nodeId
+      )
         return { value: undefined, durable: false };
       const next: CallRecord = { ...current, ...patch, id, modifiedAt: at } as CallRecord;
       const changesStatus = patch.status !== undefined && patch.status !== current.status;

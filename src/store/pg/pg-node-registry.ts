@@ -45,6 +45,7 @@ const nodeKey = (id: string) => `node:${id}`;
 
 export class PgNodeRegistry {
   private readonly uow: PgUnitOfWork;
+  private beating: NodeJS.Timeout | undefined;
 
   constructor(private readonly pool: pg.Pool) {
     this.uow = new PgUnitOfWork(pool);
@@ -69,6 +70,25 @@ export class PgNodeRegistry {
 
   async drain(id: string): Promise<void> {
     await this.pool.query(`UPDATE nodes SET state = 'draining' WHERE id = $1`, [id]);
+  }
+
+  /**
+   * Beats for `id` every `everyMs` from the thread that holds this registry
+   * (the store worker), beside the node's own beats: a main thread busy for
+   * seconds with a burst of requests is slow, not lost, and must not be
+   * taken for lost while its calls go on. A failed beat is left to the
+   * next one; wall-clock time, as every heartbeat compared across nodes.
+   */
+  keepBeating(id: string, everyMs: number): void {
+    this.stopBeating();
+    this.beating = setInterval(() => {
+      this.heartbeat(id, Date.now()).catch(() => undefined);
+    }, everyMs);
+  }
+
+  stopBeating(): void {
+    if (this.beating) clearInterval(this.beating);
+    this.beating = undefined;
   }
 
   /** A node that stopped cleanly leaves nothing to reap. */

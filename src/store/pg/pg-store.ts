@@ -17,10 +17,10 @@ export type PgStoreOptions = StoreBridgeOptions;
 
 /** An asynchronous repository's methods, answered synchronously through the bridge. */
 export type Blocking<T> = {
-  [K in keyof T as T[K] extends (...args: never[]) => Promise<unknown> ? K : never]: T[K] extends (
+  [K in keyof T as T[K] extends (...args: never[]) => unknown ? K : never]: T[K] extends (
     ...args: infer A
-  ) => Promise<infer R>
-    ? (...args: A) => R
+  ) => infer R
+    ? (...args: A) => Awaited<R>
     : never;
 };
 

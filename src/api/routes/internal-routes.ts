@@ -55,7 +55,8 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
     hide,
     async (request) => {
       const action = request.params.action as ConsultAction;
-      if (!ACTIONS.includes(action)) throw new CallError('no_consult_in_progress', 'No such action.');
+      if (!ACTIONS.includes(action))
+        throw new CallError('no_consult_in_progress', 'No such action.');
       const running = deps.local.consult(record(request), action);
       if (!running) throw notHere();
       return running;

@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FINAL_STATUSES } from '../src/model/call-status.js';
-import { startSipp } from './runner/sipp-runner.js';
+import { allocatePort, startSipp } from './runner/sipp-runner.js';
 import { ScriptedUas } from './support/scripted-uas.js';
 import { BOOT_KEY, startGateway, type Gateway } from './support/gateway-harness.js';
 import { startPostgres, TestPools, type PostgresServer } from './support/postgres.js';
@@ -353,5 +353,27 @@ describe('three daemons on one PostgreSQL (issue 27)', () => {
     } finally {
       far.close();
     }
+  }, 120_000);
+
+  it('a blind transfer asked of another daemon is carried out by the one holding the call (REFER, NOTIFY 200, transferred)', async () => {
+    const { nodes } = await cluster();
+    const sipp = await startSipp({
+      scenario: 'uas-daemon-refer-accept-notify-100-200.xml',
+      timeoutSec: 30,
+      extraArgs: ['-mp', String(await allocatePort())],
+    });
+    const owner = nodes[1]!;
+    const callId = await owner.call(await owner.trunk(sipp.port), number(560, 1));
+    await owner.waitFor(callId, 'in_call', 20_000);
+    const res = await nodes[2]!.api('POST', `/api/v1/phones/calls/${callId}/transfer`, {
+      destination: '+14155550123',
+      transferMode: 'blind',
+    });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    expect(res.json).toMatchObject({ callId, transferringStatus: 'success' });
+    const r = await nodes[0]!.waitFor(callId, 'transferred', 15_000);
+    expect([r.status, r.endCallReason]).toEqual(['transferred', 'call_transferred']);
+    const result = await sipp.done;
+    expect(result.code, result.errors).toBe(0);
   }, 120_000);
 });

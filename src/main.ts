@@ -1,7 +1,5 @@
 // The composition root: reads the config once, builds the adapters, wires
 // them, listens, and drains on SIGTERM/SIGINT.
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { DestinationGuard } from './net/destination-guard.js';
 import { webhookSender as webhookSender_ } from './webhooks/webhook-sender.js';
@@ -36,12 +34,14 @@ import { SPACING_BIN_MS } from './media/pacing-clock.js';
 import type { ThreadPriority } from './media/worker/thread-priority.js';
 import { createDrachtioSignaling, type DrachtioSignaling } from './sip/drachtio/index.js';
 import { createSipStack, type SipStack } from './sip/index.js';
-import { openDatabase } from './store/database.js';
-import { createStore, type Store } from './store/store.js';
-import { openPgStore, type PgStore } from './store/pg/pg-store.js';
-import { ClusterNode } from './cluster/cluster-node.js';
-import { ForwardingDispatcher } from './cluster/forwarding-dispatcher.js';
 import { registerInternalRoutes } from './api/routes/internal-routes.js';
+import {
+  clusterKeyOf,
+  dispatcherFor,
+  nodeIdOf,
+  openStore,
+  startClusterNode,
+} from './cluster/cluster-setup.js';
 
 function readConfig(): Config {
   try {
@@ -91,37 +91,12 @@ function logWorkerPriority(log: ReturnType<typeof createLogger>, p: ThreadPriori
     log.info({ realtime: p.realtime, tid: p.tid }, 'media worker runs under SCHED_RR');
 }
 
-/** The HTTP API's own address, or (listening on all interfaces) the advertised SIP host or host name. */
-function defaultInternalUrl(config: Config, port: number): string {
-  const any = ['0.0.0.0', '::', ''].includes(config.http.host);
-  const host = any ? config.sip.advertisedHost || hostname() : config.http.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
-
-/**
- * This daemon's node id: configured, or its host name and SIP port (stable
- * across restarts); with a SIP port chosen by the OS, a random one (a
- * restart then leaves its calls to the peers, after the grace period).
- */
-function nodeIdOf(config: Config): string {
-  if (config.cluster.nodeId) return config.cluster.nodeId;
-  return `${hostname()}:${config.sip.port || randomUUID().slice(0, 8)}`;
-}
-
 async function main(): Promise<void> {
   const config = readConfig();
   const nodeId = nodeIdOf(config);
   const log = createLogger(config.log.level);
   const clock = systemClock;
-  const store: Store | PgStore = config.store.url
-    ? openPgStore({
-        url: config.store.url,
-        nodeId: nodeId,
-        poolMax: config.store.poolSize,
-        timeoutMs: config.store.timeoutMs,
-        clock,
-      })
-    : createStore(openDatabase(config.store.path));
+  const store = openStore(config, nodeId, clock);
   const accounts = new AccountService(store, clock);
   if (accounts.bootstrap(config.bootstrap.apiKey))
     log.info('created company "default" with the bootstrap API key');
@@ -348,16 +323,14 @@ async function main(): Promise<void> {
   registerWebhookMetrics(metrics, webhooks, store.webhooks, clock);
 
   // On PostgreSQL with a cluster key, hangups and transfers of a peer's call go to that peer (rule 5).
-  const clusterKey = store.kind === 'postgres' ? config.cluster.key : '';
-  const dispatcher = clusterKey
-    ? new ForwardingDispatcher(
-        dialer,
-        { ownerOf: (id) => (store as PgStore).nodes.ownerOf(id) },
-        nodeId,
-        clusterKey,
-        log.child({ component: 'cluster' }),
-      )
-    : dialer;
+  const clusterKey = clusterKeyOf(config, store);
+  const dispatcher = dispatcherFor(
+    config,
+    store,
+    dialer,
+    nodeId,
+    log.child({ component: 'cluster' }),
+  );
   const calls = new CallService(store, clock, {
     dispatcher,
     trunkHealth: trunkAvailability,
@@ -393,29 +366,12 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : config.http.port;
   const sipUdp = sip && config.sip.transports.includes('udp') ? sip.localAddress('udp') : undefined;
   // Several daemons on one PostgreSQL (issue 27): heartbeat, and adoption of lost peers' calls.
-  const cluster =
-    store.kind === 'postgres'
-      ? new ClusterNode(
-          {
-            id: nodeId,
-            sipAddress: `${config.sip.advertisedHost || config.sip.host}:${sipUdp?.port ?? config.sip.port}`,
-            internalUrl: config.cluster.internalUrl || defaultInternalUrl(config, port),
-          },
-          {
-            nodes: (store as PgStore).nodes,
-            calls: store.calls,
-            adopt: (records, lost) => dialer.adopt(records, lost),
-            clock,
-            timers: realTimers,
-            log: log.child({ component: 'cluster' }),
-          },
-          {
-            heartbeatMs: config.cluster.heartbeatSeconds * 1000,
-            lostAfterMs: config.cluster.lostAfterSeconds * 1000,
-          },
-        )
-      : undefined;
-  cluster?.start();
+  const cluster = startClusterNode(
+    config,
+    store,
+    { nodeId, httpPort: port, sipPort: sipUdp?.port },
+    { dialer, clock, log: log.child({ component: 'cluster' }) },
+  );
   log.info(
     {
       pid: process.pid,

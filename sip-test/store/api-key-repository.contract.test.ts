@@ -1,17 +1,18 @@
 // The API key repository's contract, once per store: SQLite (the embedded
 // default) and PostgreSQL (a throw-away server). The hash is bytes (BLOB /
 // BYTEA), full access a boolean, the groups a JSON array on both.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Async } from '../../src/calls/ports/async.js';
 import type { ApiKey } from '../../src/model/entities.js';
 import { SqliteApiKeyRepository } from '../../src/store/api-key-repository.js';
 import { PgApiKeyRepository } from '../../src/store/pg/pg-api-key-repository.js';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
 import {
   postgresSeeded,
   promised,
   sqliteSeeded,
   type SeededStore,
+  usePostgresServer,
+  later,
 } from '../support/store-under-test.js';
 
 type Repo = Async<SqliteApiKeyRepository>;
@@ -21,25 +22,11 @@ type StoreUnderTest = SeededStore<Repo>;
 const sqliteStore = (): StoreUnderTest =>
   sqliteSeeded((db) => promised(new SqliteApiKeyRepository(db)));
 
-let server: PostgresServer;
-const pools = new TestPools();
+const postgres = usePostgresServer();
+const { pools } = postgres;
 
 const postgresStore = (): Promise<StoreUnderTest> =>
-  postgresSeeded(server, pools, (pool) => new PgApiKeyRepository(pool));
-
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
-
-/**
- * Calls through a promise, so a refusal is a rejection whether the store
- * throws at the call (a synchronous SQLite error) or rejects (a server's).
- */
-const later = <T>(f: () => Promise<T>): Promise<T> => Promise.resolve().then(f);
+  postgresSeeded(postgres.server, pools, (pool) => new PgApiKeyRepository(pool));
 
 const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
   id,

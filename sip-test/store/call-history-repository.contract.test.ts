@@ -3,7 +3,7 @@
 // throw-away server). Records are written through each store's call
 // repository, so the numbers index (call_numbers, kept by trigger) is the
 // store's own.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Async } from '../../src/calls/ports/async.js';
 import type { CallRepository } from '../../src/calls/ports/call-store.js';
 import type { CallHistory } from '../../src/calls/protections/call-history.js';
@@ -13,8 +13,12 @@ import { SqliteCallHistoryRepository } from '../../src/store/call-history-reposi
 import { SqliteCallRepository } from '../../src/store/call-repository.js';
 import { PgCallHistoryRepository } from '../../src/store/pg/pg-call-history-repository.js';
 import { PgCallRepository } from '../../src/store/pg/pg-call-repository.js';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
-import { postgresDatabase, promised, sqliteDatabase } from '../support/store-under-test.js';
+import {
+  postgresDatabase,
+  promised,
+  sqliteDatabase,
+  usePostgresServer,
+} from '../support/store-under-test.js';
 
 interface StoreUnderTest {
   history: Async<CallHistory>;
@@ -33,24 +37,16 @@ function sqliteStore(): StoreUnderTest {
   };
 }
 
-let server: PostgresServer;
-const pools = new TestPools();
+const postgres = usePostgresServer();
+const { pools } = postgres;
 
 async function postgresStore(): Promise<StoreUnderTest> {
-  const { pool } = await postgresDatabase(server, pools);
+  const { pool } = await postgresDatabase(postgres.server, pools);
   await pool.query(
     `INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'x'), ('other', 'O', 'x')`,
   );
   return { calls: new PgCallRepository(pool), history: new PgCallHistoryRepository(pool) };
 }
-
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
 
 const T0 = '2026-03-01T10:00:00.000Z';
 const t = (minutes: number): string => new Date(Date.parse(T0) + minutes * 60_000).toISOString();

@@ -3,7 +3,7 @@
 // Then what only a server store faces: the caller's transaction, and two
 // daemons changing the same record at once.
 import type Database from 'better-sqlite3';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Async } from '../../src/calls/ports/async.js';
 import type { CallRepository } from '../../src/calls/ports/call-store.js';
 import type { CallRecord } from '../../src/model/call-record.js';
@@ -11,8 +11,12 @@ import { callRecordFixture } from '../../src/model/test-support/call-record-fixt
 import { SqliteCallRepository } from '../../src/store/call-repository.js';
 import { PgCallRepository } from '../../src/store/pg/pg-call-repository.js';
 import { PgUnitOfWork } from '../../src/store/pg/pg-unit-of-work.js';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
-import { postgresDatabase, promised, sqliteDatabase } from '../support/store-under-test.js';
+import {
+  postgresDatabase,
+  promised,
+  sqliteDatabase,
+  usePostgresServer,
+} from '../support/store-under-test.js';
 
 /** What the change listener saw: the status before (null on insert), after, and when. */
 type Change = [string | null, string, string];
@@ -84,11 +88,11 @@ function sqliteStore(): StoreUnderTest {
   };
 }
 
-let server: PostgresServer;
-const pools = new TestPools();
+const postgres = usePostgresServer();
+const { pools } = postgres;
 
 async function postgresStore(): Promise<StoreUnderTest & { url: string }> {
-  const { url, pool } = await postgresDatabase(server, pools);
+  const { url, pool } = await postgresDatabase(postgres.server, pools);
   const changes: Change[] = [];
   const failOn = new Set<string>();
   const repo = new PgCallRepository(pool, async (before, after, at, tx) => {
@@ -116,14 +120,6 @@ async function postgresStore(): Promise<StoreUnderTest & { url: string }> {
     },
   };
 }
-
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
 
 const T0 = '2026-03-01T10:00:00.000Z';
 const t = (minutes: number): string => new Date(Date.parse(T0) + minutes * 60_000).toISOString();
@@ -523,7 +519,7 @@ describe('PostgreSQL only: transactions and daemons', () => {
   let url: string;
   let pool: Awaited<ReturnType<typeof postgresDatabase>>['pool'];
   beforeAll(async () => {
-    ({ url, pool } = await postgresDatabase(server, pools));
+    ({ url, pool } = await postgresDatabase(postgres.server, pools));
     await pool.query(`INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'x')`);
   });
 

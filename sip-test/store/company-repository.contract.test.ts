@@ -1,13 +1,18 @@
 // The company repository's contract (companies, subsidiaries, plans and
 // their charge), once per store: SQLite (the embedded default) and
 // PostgreSQL (a throw-away server). Same answers, same order, same types.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Async } from '../../src/calls/ports/async.js';
 import type { Company, Plan } from '../../src/model/entities.js';
 import { SqliteCompanyRepository } from '../../src/store/company-repository.js';
 import { PgCompanyRepository } from '../../src/store/pg/pg-company-repository.js';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
-import { postgresDatabase, promised, sqliteDatabase } from '../support/store-under-test.js';
+import {
+  postgresDatabase,
+  promised,
+  sqliteDatabase,
+  usePostgresServer,
+  later,
+} from '../support/store-under-test.js';
 
 type Repo = Async<SqliteCompanyRepository>;
 
@@ -26,28 +31,14 @@ function sqliteStore(): StoreUnderTest {
   };
 }
 
-let server: PostgresServer;
-const pools = new TestPools();
+const postgres = usePostgresServer();
+const { pools } = postgres;
 
 async function postgresStore(): Promise<StoreUnderTest> {
-  const { pool } = await postgresDatabase(server, pools, 4);
+  const { pool } = await postgresDatabase(postgres.server, pools, 4);
   const repo: Repo = new PgCompanyRepository(pool);
   return { repo, close: async () => undefined };
 }
-
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
-
-/**
- * Calls through a promise, so a refusal is a rejection whether the store
- * throws at the call (a synchronous SQLite error) or rejects (a server's).
- */
-const later = <T>(f: () => Promise<T>): Promise<T> => Promise.resolve().then(f);
 
 const company = (id: string, extra: Partial<Company> = {}): Company => ({
   id,

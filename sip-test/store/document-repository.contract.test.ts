@@ -2,17 +2,18 @@
 // kind), once per store: SQLite (the embedded default) and PostgreSQL (a
 // throw-away server). A document reads back equal to what was stored,
 // nested values and all, whatever the store.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Async } from '../../src/calls/ports/async.js';
 import type { OwnedDocument } from '../../src/model/entities.js';
 import { DocumentRepository } from '../../src/store/document-repository.js';
 import { PgDocumentRepository } from '../../src/store/pg/pg-document-repository.js';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
 import {
   postgresSeeded,
   promised,
   sqliteSeeded,
   type SeededStore,
+  usePostgresServer,
+  later,
 } from '../support/store-under-test.js';
 
 /** A document with the shapes real ones carry (see SipTrunk, Agent). */
@@ -34,31 +35,17 @@ type StoreUnderTest = SeededStore<(kind: string) => Repo>;
 const sqliteStore = (): StoreUnderTest =>
   sqliteSeeded((db) => (kind: string) => promised(new DocumentRepository<Doc>(db, kind)));
 
-let server: PostgresServer;
-const pools = new TestPools();
+const postgres = usePostgresServer();
+const { pools } = postgres;
 
 const postgresStore = (): Promise<StoreUnderTest> =>
   postgresSeeded(
-    server,
+    postgres.server,
     pools,
     (pool) =>
       (kind: string): Repo =>
         new PgDocumentRepository<Doc>(pool, kind),
   );
-
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
-
-/**
- * Calls through a promise, so a refusal is a rejection whether the store
- * throws at the call (a synchronous SQLite error) or rejects (a server's).
- */
-const later = <T>(f: () => Promise<T>): Promise<T> => Promise.resolve().then(f);
 
 const doc = (id: string, extra: Partial<Doc> = {}): Doc => ({
   id,

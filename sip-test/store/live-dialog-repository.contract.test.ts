@@ -2,7 +2,7 @@
 // embedded default) and PostgreSQL (a throw-away server). The same
 // expectations hold for both, types included (CSeq and port as numbers, the
 // route set as an array) and the order of `list` (text in byte order).
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Async } from '../../src/calls/ports/async.js';
 import type { LiveDialogRepository } from '../../src/calls/ports/call-store.js';
 import type { Db } from '../../src/store/database.js';
@@ -10,8 +10,12 @@ import type { StoredDialog } from '../../src/store/live-dialog-repository.js';
 import { SqliteLiveDialogRepository } from '../../src/store/live-dialog-repository.js';
 import { PgLiveDialogRepository } from '../../src/store/pg/pg-live-dialog-repository.js';
 import type pg from 'pg';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
-import { postgresDatabase, promised, sqliteDatabase } from '../support/store-under-test.js';
+import {
+  postgresDatabase,
+  promised,
+  sqliteDatabase,
+  usePostgresServer,
+} from '../support/store-under-test.js';
 
 type Repo = Async<LiveDialogRepository>;
 
@@ -53,14 +57,14 @@ const sqlite: StoreKind = {
   },
 };
 
-let server: PostgresServer;
-const pools = new TestPools();
+const pgServer = usePostgresServer();
+const { pools } = pgServer;
 
 function postgres(): StoreKind {
   let pool: pg.Pool;
   return {
     open: async () => {
-      ({ pool } = await postgresDatabase(server, pools));
+      ({ pool } = await postgresDatabase(pgServer.server, pools));
     },
     fresh: async () => {
       await pool.query('TRUNCATE live_dialogs, calls, companies CASCADE');
@@ -80,14 +84,6 @@ function postgres(): StoreKind {
     },
   };
 }
-
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
 
 const dialog: StoredDialog = {
   callId: 'abc@gw',

@@ -1,19 +1,11 @@
 // Nodes on a real PostgreSQL: heartbeats, lost nodes, and reaping exactly
 // once while peers race for it; a reaper that fails reaps nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PgNodeRegistry } from '../../src/store/pg/pg-node-registry.js';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
-import { postgresDatabase } from '../support/store-under-test.js';
+import { postgresDatabase, usePostgresServer } from '../support/store-under-test.js';
 
-let server: PostgresServer;
-const pools = new TestPools();
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
+const pgServer = usePostgresServer();
+const { pools } = pgServer;
 
 const node = (id: string) => ({
   id,
@@ -23,7 +15,7 @@ const node = (id: string) => ({
 
 describe('PgNodeRegistry', () => {
   it('heartbeats keep a node; one without them for the grace period is lost', async () => {
-    const { pool } = await postgresDatabase(server, pools);
+    const { pool } = await postgresDatabase(pgServer.server, pools);
     const reg = new PgNodeRegistry(pool);
     await reg.join(node('node-1'), 1000, 'a');
     await reg.join(node('node-2'), 1000, 'a');
@@ -38,7 +30,7 @@ describe('PgNodeRegistry', () => {
   });
 
   it('three peers reaping the same lost node at once: exactly one runs its reaper', async () => {
-    const { url, pool } = await postgresDatabase(server, pools);
+    const { url, pool } = await postgresDatabase(pgServer.server, pools);
     await new PgNodeRegistry(pool).join(node('node-9'), 1000, 'a');
     await pool.query(`INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'x')`);
     await pool.query(
@@ -65,7 +57,7 @@ describe('PgNodeRegistry', () => {
   });
 
   it('a node whose heartbeat came back is not reaped; a failing reaper leaves the node and its calls', async () => {
-    const { pool } = await postgresDatabase(server, pools);
+    const { pool } = await postgresDatabase(pgServer.server, pools);
     const reg = new PgNodeRegistry(pool);
     await reg.join(node('node-3'), 1000, 'a');
     await reg.heartbeat('node-3', 58_000);

@@ -3,22 +3,14 @@
 // SQLite migration without its PostgreSQL counterpart fails here), the
 // call_numbers trigger keeps alternates, and a newer database is refused.
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usePostgresServer } from '../support/store-under-test.js';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/database.js';
 import { migratePg, PG_SCHEMA_VERSION } from '../../src/store/pg/pg-migrations.js';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
 
-let server: PostgresServer;
-const pools = new TestPools();
+const pgServer = usePostgresServer();
+const { pools } = pgServer;
 const pool = (url: string) => pools.open(url, 4);
-
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
 
 /** table → sorted column names. */
 type Shape = Record<string, string[]>;
@@ -50,7 +42,7 @@ async function pgShape(p: pg.Pool): Promise<Shape> {
 
 describe('PostgreSQL schema', () => {
   it('three daemons migrating at once: each migration runs once, all end at the same version', async () => {
-    const url = await server.createDatabase('concurrent');
+    const url = await pgServer.server.createDatabase('concurrent');
     const versions = await Promise.all([pool(url), pool(url), pool(url)].map((p) => migratePg(p)));
     expect(versions).toEqual([PG_SCHEMA_VERSION, PG_SCHEMA_VERSION, PG_SCHEMA_VERSION]);
     const { rows } = await pool(url).query(
@@ -62,13 +54,13 @@ describe('PostgreSQL schema', () => {
   });
 
   it("has SQLite's tables and columns, one for one", async () => {
-    const p = pool(await server.createDatabase('parity'));
+    const p = pool(await pgServer.server.createDatabase('parity'));
     await migratePg(p);
     expect(await pgShape(p)).toEqual(sqliteShape());
   });
 
   it('keeps call_numbers by trigger: the number and its alternates on insert, a changed number on update', async () => {
-    const p = pool(await server.createDatabase('triggers'));
+    const p = pool(await pgServer.server.createDatabase('triggers'));
     await migratePg(p);
     await p.query(`INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'now')`);
     await p.query(
@@ -89,7 +81,7 @@ describe('PostgreSQL schema', () => {
   });
 
   it('refuses a database newer than this build', async () => {
-    const p = pool(await server.createDatabase('newer'));
+    const p = pool(await pgServer.server.createDatabase('newer'));
     await migratePg(p);
     await p.query('INSERT INTO schema_migrations (version) VALUES (999)');
     await expect(migratePg(p)).rejects.toThrow(/schema version 999 is newer/);
@@ -98,7 +90,7 @@ describe('PostgreSQL schema', () => {
 
 describe('PostgreSQL schema: byte-wise text', () => {
   it('every text column is COLLATE "C", so the repositories’ ordered and ranged queries can use the indexes', async () => {
-    const url = await server.createDatabase('bytewise');
+    const url = await pgServer.server.createDatabase('bytewise');
     const p = pool(url);
     await migratePg(p);
     const { rows } = await p.query<{ n: number }>(

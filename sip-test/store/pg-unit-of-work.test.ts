@@ -5,25 +5,17 @@
 // per number: exactly 2 accepted for each, never more. Keys named in
 // opposite orders never deadlock.
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usePostgresServer } from '../support/store-under-test.js';
+import { describe, expect, it } from 'vitest';
 import { migratePg } from '../../src/store/pg/pg-migrations.js';
 import { numberKey, PgUnitOfWork } from '../../src/store/pg/pg-unit-of-work.js';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
 
-let server: PostgresServer;
-const pools = new TestPools();
+const pgServer = usePostgresServer();
+const { pools } = pgServer;
 let dbs = 0;
 
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
-
 async function database(): Promise<string> {
-  const url = await server.createDatabase(`uow_${++dbs}`);
+  const url = await pgServer.server.createDatabase(`uow_${++dbs}`);
   const p = pools.open(url, 2);
   await migratePg(p);
   await p.query(`INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'x')`);

@@ -8,8 +8,12 @@ import type { ScheduleRepository } from '../../src/calls/ports/call-store.js';
 import type { NewSchedule } from '../../src/model/schedule.js';
 import { PgScheduleRepository } from '../../src/store/pg/pg-schedule-repository.js';
 import { SqliteScheduleRepository } from '../../src/store/schedule-repository.js';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
-import { postgresDatabase, promised, sqliteDatabase } from '../support/store-under-test.js';
+import {
+  postgresDatabase,
+  promised,
+  sqliteDatabase,
+  usePostgresServer,
+} from '../support/store-under-test.js';
 
 type Repo = Async<ScheduleRepository> & { nextDueAt(): Promise<number | undefined> };
 
@@ -38,12 +42,12 @@ function sqliteStore(): StoreUnderTest {
   };
 }
 
-let server: PostgresServer;
-const pools = new TestPools();
+const postgres = usePostgresServer();
+const { pools } = postgres;
 const pgPool = async (url: string) => pools.open(url);
 
 async function postgresStore(): Promise<StoreUnderTest & { url: string }> {
-  const { url, pool } = await postgresDatabase(server, pools);
+  const { url, pool } = await postgresDatabase(postgres.server, pools);
   return {
     url,
     repo: new PgScheduleRepository(pool),
@@ -59,14 +63,6 @@ async function postgresStore(): Promise<StoreUnderTest & { url: string }> {
     close: async () => undefined,
   };
 }
-
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
 
 const row = (i: number, dueAt: number, extra: Partial<NewSchedule> = {}): NewSchedule => ({
   callRecordId: `r${i}`,

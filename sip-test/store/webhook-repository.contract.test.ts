@@ -4,7 +4,7 @@
 // writes back, manual retries, the backlog and pruning: the same answers,
 // types and order on both. Then what only a server store faces: two daemons
 // claiming the same due deliveries at once, each handed to exactly one.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import type { CallRecord } from '../../src/model/call-record.js';
 import type { CallStatus } from '../../src/model/call-status.js';
@@ -13,8 +13,12 @@ import type { WebhookEndpoint, WebhookEventType } from '../../src/model/webhook.
 import type { Db } from '../../src/store/database.js';
 import { PgWebhookRepository } from '../../src/store/pg/pg-webhook-repository.js';
 import { SqliteWebhookRepository } from '../../src/store/webhook-repository.js';
-import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
-import { postgresDatabase, promised, sqliteDatabase } from '../support/store-under-test.js';
+import {
+  postgresDatabase,
+  promised,
+  sqliteDatabase,
+  usePostgresServer,
+} from '../support/store-under-test.js';
 
 /** The SQLite repository's public face, each method answering a promise. */
 type Repo = ReturnType<typeof promised<SqliteWebhookRepository>>;
@@ -60,14 +64,14 @@ const sqlite: StoreKind = {
   },
 };
 
-let server: PostgresServer;
-const pools = new TestPools();
+const pgServer = usePostgresServer();
+const { pools } = pgServer;
 
 function postgres(): StoreKind {
   let pool: pg.Pool;
   return {
     open: async () => {
-      ({ pool } = await postgresDatabase(server, pools));
+      ({ pool } = await postgresDatabase(pgServer.server, pools));
     },
     fresh: async () => {
       await pool.query(`TRUNCATE webhook_deliveries, webhook_events, webhook_endpoints, companies
@@ -90,14 +94,6 @@ function postgres(): StoreKind {
     },
   };
 }
-
-beforeAll(async () => {
-  server = await startPostgres({ fsync: false });
-}, 60_000);
-afterAll(async () => {
-  await pools.end();
-  await server?.stop();
-});
 
 const T0 = '2026-06-10T15:00:00.000Z';
 /** The instant `s` seconds after T0, as ISO text and as Unix ms. */
@@ -544,7 +540,7 @@ describe('PostgreSQL: claims of due deliveries', () => {
   let pool: pg.Pool;
   let url: string;
   beforeAll(async () => {
-    ({ pool, url } = await postgresDatabase(server, pools));
+    ({ pool, url } = await postgresDatabase(pgServer.server, pools));
   }, 30_000);
   beforeEach(async () => {
     await pool.query(`TRUNCATE webhook_deliveries, webhook_events, webhook_endpoints, companies

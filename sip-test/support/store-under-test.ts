@@ -4,7 +4,8 @@
 import type pg from 'pg';
 import { openDatabase, type Db } from '../../src/store/database.js';
 import { migratePg } from '../../src/store/pg/pg-migrations.js';
-import type { PostgresServer, TestPools } from './postgres.js';
+import { afterAll, beforeAll } from 'vitest';
+import { startPostgres, TestPools, type PostgresServer } from './postgres.js';
 
 /** A synchronous repository answered through promises, as a server store answers. */
 export function promised<T extends object>(
@@ -90,3 +91,29 @@ export async function postgresSeeded<R>(
     close: async () => undefined,
   };
 }
+
+/** This test file's throw-away PostgreSQL server (started beforeAll, stopped afterAll) and its pools. */
+export function usePostgresServer(): { readonly server: PostgresServer; pools: TestPools } {
+  const pools = new TestPools();
+  let server: PostgresServer | undefined;
+  beforeAll(async () => {
+    server = await startPostgres({ fsync: false });
+  }, 60_000);
+  afterAll(async () => {
+    await pools.end();
+    await server?.stop();
+  });
+  return {
+    get server(): PostgresServer {
+      if (!server) throw new Error('the PostgreSQL server is not started (beforeAll)');
+      return server;
+    },
+    pools,
+  };
+}
+
+/**
+ * Calls through a promise, so a refusal is a rejection whether the store
+ * throws at the call (a synchronous SQLite error) or rejects (a server's).
+ */
+export const later = <T>(f: () => Promise<T>): Promise<T> => Promise.resolve().then(f);

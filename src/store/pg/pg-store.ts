@@ -7,10 +7,9 @@
 import type { Store, StoreUnitOfWork } from '../store.js';
 import type { PgNodeRegistry } from './pg-node-registry.js';
 import type { PgRepositories } from './pg-repositories.js';
+import { RETRYABLE } from './pg-unit-of-work.js';
 import { StoreBridge, StoreError, type StoreBridgeOptions } from './store-bridge.js';
 
-/** SQLSTATEs after which the whole transaction is run again. */
-const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
 const MAX_ATTEMPTS = 3;
 
 export type PgStoreOptions = StoreBridgeOptions;

@@ -7,7 +7,13 @@
 import type pg from 'pg';
 
 /** SQLSTATEs after which the whole transaction is run again. */
-const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
+export const RETRYABLE: ReadonlySet<string> = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
+
+/** Takes each key's transaction-scoped advisory lock, in sorted order (no deadlock between two takers). */
+export async function lockKeys(tx: Pick<pg.PoolClient, 'query'>, keys: readonly string[]) {
+  for (const key of [...new Set(keys)].sort())
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+}
 
 export { companyKey, numberKey } from '../../model/serialization-keys.js';
 
@@ -24,13 +30,11 @@ export class PgUnitOfWork {
    * `maxAttempts` times in all.
    */
   async run<T>(keys: readonly string[], fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
-    const sorted = [...new Set(keys)].sort();
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
       try {
         await client.query('BEGIN');
-        for (const key of sorted)
-          await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+        await lockKeys(client, keys);
         const result = await fn(client);
         await client.query('COMMIT');
         return result;

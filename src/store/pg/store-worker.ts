@@ -8,6 +8,7 @@ import { workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
 import { migratePg } from './pg-migrations.js';
 import { PgNodeRegistry } from './pg-node-registry.js';
+import { lockKeys } from './pg-unit-of-work.js';
 import { makePgRepositories, type PgRepositories } from './pg-repositories.js';
 import type { BridgeReply, BridgeRequest, StoreWorkerData } from './store-bridge-protocol.js';
 
@@ -51,9 +52,7 @@ async function handle(req: BridgeRequest): Promise<unknown> {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        // Sorted, so two transactions naming the same keys cannot deadlock (rule 2).
-        for (const key of [...new Set(req.keys)].sort())
-          await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+        await lockKeys(client, req.keys); // rule 2
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
         client.release();
@@ -64,8 +63,7 @@ async function handle(req: BridgeRequest): Promise<unknown> {
     }
     case 'lock': {
       if (!tx) throw new Error('no transaction is open');
-      for (const key of [...new Set(req.keys)].sort())
-        await tx.client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+      await lockKeys(tx.client, req.keys);
       return undefined;
     }
     case 'savepoint':

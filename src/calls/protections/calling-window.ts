@@ -2,10 +2,11 @@
 // DESIGN "Time window", "Zones of a number"): inside [start, end) local time
 // and on a day that is not blocked, in EVERY zone of the number; when those
 // zones share no calling hour, in the country's default zone alone. Local
-// days are walked with luxon, so DST changes move the window's UTC edges.
-import { DateTime } from 'luxon';
+// days are walked on each zone's table of offsets (zone-time.ts), so DST
+// changes move the window's UTC edges; a decision costs microseconds.
 import { blockedDay, type BlockedDayKind, type CallingRules } from './calling-rules.js';
 import { countryDefaultZone, type DestinationZones } from './destination-zones.js';
+import { DAY_MS, MINUTE_MS, ZoneOffsets, isoDateOfDay, weekdayOfDay } from './zone-time.js';
 
 /** Which rules are in force (an override switches its own rule off). */
 export interface ActiveRules {
@@ -29,10 +30,14 @@ export interface AllowedInstant {
 
 type Interval = [number, number];
 
-const DAY_MS = 86_400_000;
+/** Most calls are allowed within a day or two: the first chunk is short. */
+const FIRST_CHUNK_DAYS = 3;
 const SEARCH_CHUNK_DAYS = 32;
 /** Beyond this the rules block every day: failed_to_schedule_call. */
 export const SEARCH_HORIZON_DAYS = 400;
+/** The search covers whole 32-day chunks: [from, from + 416 days). */
+const SEARCH_END_MS =
+  Math.ceil(SEARCH_HORIZON_DAYS / SEARCH_CHUNK_DAYS) * SEARCH_CHUNK_DAYS * DAY_MS;
 
 /**
  * The zones the rules are applied in, or undefined when the number has no
@@ -76,9 +81,9 @@ export function nextAllowedInstant(
   }
   if (!chosen) return undefined;
   const base = { zones: chosen.zones, zoneSource: chosen.source };
-  for (let day = 0; day < SEARCH_HORIZON_DAYS; day += SEARCH_CHUNK_DAYS) {
-    const a = from + day * DAY_MS;
-    const b = a + SEARCH_CHUNK_DAYS * DAY_MS;
+  const end = from + SEARCH_END_MS;
+  for (let a = from, days = FIRST_CHUNK_DAYS; a < end; days = SEARCH_CHUNK_DAYS) {
+    const b = Math.min(a + days * DAY_MS, end);
     const common = intersectAll(chosen.zones.map((z) => zoneIntervals(z, rules, active, a, b)));
     const hit = common.find(([, e]) => e > from);
     if (hit) {
@@ -89,6 +94,7 @@ export function nextAllowedInstant(
         ? { at, ...base, reason: 'blocked_day', blockedDay: blocked }
         : { at, ...base, reason: 'outside_calling_hours' };
     }
+    a = b;
   }
   return undefined;
 }
@@ -100,14 +106,20 @@ function firstBlockedDay(
   at: number,
 ): BlockedDayKind | undefined {
   for (const zone of zones) {
-    const local = DateTime.fromMillis(at, { zone });
-    const kind = blockedDay(rules, local.toISODate()!, local.weekday);
+    const day = ZoneOffsets.of(zone)?.localDayOf(at);
+    const kind =
+      day === undefined ? undefined : blockedDay(rules, isoDateOfDay(day), weekdayOfDay(day));
     if (kind) return kind;
   }
   return undefined;
 }
 
-/** Allowed UTC intervals in one zone covering [a, b), sorted and merged. */
+/**
+ * Allowed UTC intervals in one zone covering [a, b), sorted and merged. The
+ * local days from the day before `a` to the day of `b` are walked; each
+ * day's edges are its wall times [start, end), or its midnights when the
+ * time rule is off.
+ */
 export function zoneIntervals(
   zone: string,
   rules: CallingRules,
@@ -116,31 +128,54 @@ export function zoneIntervals(
   b: number,
 ): Interval[] {
   const out: Interval[] = [];
-  let day = DateTime.fromMillis(a, { zone }).startOf('day').minus({ days: 1 });
-  const last = DateTime.fromMillis(b, { zone }).startOf('day');
-  while (day <= last) {
-    const next = day.plus({ days: 1 }).startOf('day');
-    if (!active.day || !blockedDay(rules, day.toISODate()!, day.weekday)) {
-      const s = active.time ? localMinute(day, next, rules.startMinute) : day.toMillis();
-      const e = active.time ? localMinute(day, next, rules.endMinute) : next.toMillis();
+  const tz = ZoneOffsets.of(zone);
+  if (!tz) return out;
+  const lastDay = tz.localDayOf(b);
+  let day = tz.localDayOf(a) - 1;
+  let start = tz.instantOf(day * DAY_MS, tz.offsetAt(a));
+  for (; day <= lastDay; day++) {
+    const next = nextMidnight(tz, day, start);
+    if (!active.day || !blockedDay(rules, isoDateOfDay(day), weekdayOfDay(day))) {
+      const s = active.time ? wallTime(tz, day, start, next, rules.startMinute) : start.ts;
+      const e = active.time ? wallTime(tz, day, start, next, rules.endMinute) : next.ts;
       const prev = out[out.length - 1];
       if (e > s) {
         if (prev && prev[1] >= s) prev[1] = Math.max(prev[1], e);
         else out.push([s, e]);
       }
     }
-    day = next;
+    start = next;
   }
   return out;
 }
 
-/** The instant of a local minute of `day` (a DST gap moves it forward, as luxon does). */
-function localMinute(day: DateTime, next: DateTime, minute: number): number {
-  if (minute >= 1440) return next.toMillis();
-  return day.set({ hour: Math.floor(minute / 60), minute: minute % 60 }).toMillis();
+type Instant = { ts: number; offset: number };
+
+/**
+ * The start of the local day after `day`, whose own start is `start`: the
+ * same wall time a day later, then back to its midnight (luxon's
+ * `plus({ days: 1 }).startOf('day')`; a midnight in a DST gap is the first
+ * instant after it).
+ */
+function nextMidnight(tz: ZoneOffsets, day: number, start: Instant): Instant {
+  const wall = start.ts + start.offset * MINUTE_MS - day * DAY_MS;
+  const later = tz.instantOf((day + 1) * DAY_MS + wall, start.offset);
+  return tz.instantOf((day + 1) * DAY_MS, later.offset);
 }
 
-function intersectAll(lists: Interval[][]): Interval[] {
+/** The instant of a local minute of `day` (a DST gap moves it forward). */
+function wallTime(
+  tz: ZoneOffsets,
+  day: number,
+  start: Instant,
+  next: Instant,
+  minute: number,
+): number {
+  if (minute >= 1440) return next.ts;
+  return tz.instantOf(day * DAY_MS + minute * MINUTE_MS, start.offset).ts;
+}
+
+export function intersectAll(lists: Interval[][]): Interval[] {
   let acc = lists[0] ?? [];
   for (const list of lists.slice(1)) acc = intersect(acc, list);
   return acc;

@@ -4,6 +4,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FINAL_STATUSES } from '../src/model/call-status.js';
+import { heldCallScenario } from './support/held-call-scenario.js';
 import { allocatePort, startSipp } from './runner/sipp-runner.js';
 import { ScriptedUas } from './support/scripted-uas.js';
 import { BOOT_KEY, startGateway, type Gateway } from './support/gateway-harness.js';
@@ -65,10 +66,13 @@ function invitesPerNumber(messages: string): Map<string, number> {
   return per;
 }
 
-/** A far end that answers and hangs up itself, `calls` times, and a trunk to it. */
-async function answeringFarEnd(nodes: Gateway[], calls: number) {
+/**
+ * A far end that answers and hangs up itself `holdMs` after the ACK, `calls`
+ * times, and a trunk to it.
+ */
+async function answeringFarEnd(nodes: Gateway[], calls: number, holdMs = 100) {
   const sipp = await startSipp({
-    scenario: 'uas-200-bye-from-far-end.xml',
+    scenario: heldCallScenario(holdMs),
     calls,
     timeoutSec: 120,
   });
@@ -80,7 +84,9 @@ const number = (base: number, i: number) => `+1212${base}${String(i).padStart(4,
 describe('three daemons on one PostgreSQL (issue 27)', () => {
   it('600 concurrent requests for 100 numbers over three daemons: one call per number, 409 for every duplicate, then 429 for all (cooldown), INVITEs counted at the far end', async () => {
     const { nodes, pool } = await cluster();
-    const { sipp, trunk } = await answeringFarEnd(nodes, 100);
+    // Every call stays up until the whole wave is answered (a duplicate that
+    // came after its call ended would meet the cooldown: 429, not 409).
+    const { sipp, trunk } = await answeringFarEnd(nodes, 100, 30_000);
     const numbers = Array.from({ length: 100 }, (_, i) => number(555, i));
     const request = (n: string, i: number, agentId = nodes[i % 3]!.agentId) =>
       nodes[i % 3]!.api('POST', '/api/v1/phones/calls/initiate-call', {
@@ -120,7 +126,7 @@ describe('three daemons on one PostgreSQL (issue 27)', () => {
 
     // All 100 answered and hung up by the far end.
     const ids = first.filter((r) => r.status === 200).map((r) => r.json.callId as string);
-    const end = Date.now() + 60_000;
+    const end = Date.now() + 90_000;
     let statuses: string[] = [];
     while (Date.now() < end) {
       statuses = await Promise.all(ids.map(async (id) => (await nodes[0]!.get(id)).status));

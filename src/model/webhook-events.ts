@@ -34,9 +34,10 @@ export function callEventsOf(
   after: Readonly<CallRecord>,
 ): WebhookEventDraft[] {
   const out: WebhookEventDraft[] = [];
-  const call = callView(after);
+  // The view is made once, and only for a change that reports something.
+  let call: ReturnType<typeof callView> | undefined;
   const add = (type: WebhookEventType, extra: Record<string, unknown> = {}) =>
-    out.push({ type, data: { ...extra, call } });
+    out.push({ type, data: { ...extra, call: (call ??= callView(after)) } });
   if (!before) add('call.accepted');
   const statusChanged = !before || before.status !== after.status;
   if (statusChanged) {

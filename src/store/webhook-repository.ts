@@ -176,6 +176,8 @@ export class SqliteWebhookRepository {
    * the call repository inside the transaction of the change.
    */
   recordCallChange(before: CallRecord | undefined, after: CallRecord, at: string): number {
+    const drafts = callEventsOf(before, after);
+    if (drafts.length === 0) return 0;
     const endpoints = this.stmts.enabledEndpoints.all(after.companyId) as Array<{
       id: string;
       event_types: string;
@@ -187,7 +189,7 @@ export class SqliteWebhookRepository {
     }));
     const nowMs = Date.parse(at);
     let written = 0;
-    for (const draft of callEventsOf(before, after)) {
+    for (const draft of drafts) {
       const to = subscribed.filter((e) => e.types.size === 0 || e.types.has(draft.type));
       if (to.length === 0) continue;
       const body: WebhookEventBody = {

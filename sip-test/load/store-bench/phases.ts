@@ -8,11 +8,8 @@
 //   store, no dialing.
 // Both are open loop (a request leaves on schedule whatever the earlier ones
 // are doing) and spread the requests over the configuration's daemons in turn.
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { SCENARIOS } from '../../runner/sipp-runner.js';
 import type { FarEnds } from '../../support/far-end.js';
+import { heldCallScenario } from '../../support/held-call-scenario.js';
 import type { TrackedCall } from '../gateway-load/call-tracker.js';
 import { KEY, summary, type BurstReport } from '../http-burst.js';
 import type { Cluster } from './cluster.js';
@@ -117,13 +114,7 @@ export async function startAnsweringFarEnd(
   farEnds: FarEnds,
   o: { holdMs: number; calls: number; timeoutSec: number },
 ): Promise<{ port: number; pid: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'store-bench-sipp-'));
-  const scenario = join(dir, `uas-200-bye-after-${o.holdMs}ms.xml`);
-  const text = readFileSync(join(SCENARIOS, 'uas-200-bye-from-far-end.xml'), 'utf8');
-  const held = text.replace('<pause milliseconds="100"/>', `<pause milliseconds="${o.holdMs}"/>`);
-  if (held === text) throw new Error('uas-200-bye-from-far-end.xml: its pause is not found');
-  writeFileSync(scenario, held);
-  const sipp = await farEnds.start(scenario, {
+  const sipp = await farEnds.start(heldCallScenario(o.holdMs), {
     rtpEcho: true,
     calls: o.calls,
     timeoutSec: o.timeoutSec,

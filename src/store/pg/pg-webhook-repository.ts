@@ -185,6 +185,9 @@ export class PgWebhookRepository {
     after: CallRecord,
     at: string,
   ): Promise<number> {
+    // Most changes report no event (a transcript, costs, an attempt): no read then.
+    const drafts = callEventsOf(before, after);
+    if (drafts.length === 0) return 0;
     // Oldest endpoint first: the order SQLite's rowids give its deliveries.
     const { rows: endpoints } = await this.db.query<{ id: string; event_types: string[] }>(
       `SELECT id, event_types FROM webhook_endpoints WHERE company_id = $1 AND enabled
@@ -195,7 +198,7 @@ export class PgWebhookRepository {
     const subscribed = endpoints.map((e) => ({ id: e.id, types: new Set(e.event_types) }));
     const nowMs = Date.parse(at);
     let written = 0;
-    for (const draft of callEventsOf(before, after)) {
+    for (const draft of drafts) {
       const to = subscribed.filter((e) => e.types.size === 0 || e.types.has(draft.type));
       if (to.length === 0) continue;
       const body: WebhookEventBody = {

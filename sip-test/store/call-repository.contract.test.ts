@@ -30,6 +30,12 @@ interface StoreUnderTest {
   /** The listener's outbox rows (`recordId:status`), as committed. */
   outbox(): Promise<string[]>;
   addCompany(id: string): Promise<void>;
+  /**
+   * Set where the hook is the webhook outbox (the daemon's PostgreSQL store):
+   * it is told of a company's updates only while the company has an enabled
+   * endpoint, which this adds; the updates of the others run as one statement.
+   */
+  addWebhookEndpoint?(companyId: string): Promise<void>;
 }
 
 function listenerLog(
@@ -91,20 +97,35 @@ function sqliteStore(): StoreUnderTest {
 const postgres = usePostgresServer();
 const { pools } = postgres;
 
-async function postgresStore(): Promise<StoreUnderTest & { url: string }> {
+/** `updatesAlone`: the hook is declared the outbox, as the daemon's store declares it. */
+async function postgresStore(updatesAlone = false): Promise<StoreUnderTest & { url: string }> {
   const { url, pool } = await postgresDatabase(postgres.server, pools);
   const changes: Change[] = [];
   const failOn = new Set<string>();
-  const repo = new PgCallRepository(pool, async (before, after, at, tx) => {
-    const id = listenerLog(changes, before, after, at);
-    await tx.query(
-      `INSERT INTO webhook_events (id, company_id, record_id, type, body, created_at)
+  const repo = new PgCallRepository(
+    pool,
+    async (before, after, at, tx) => {
+      const id = listenerLog(changes, before, after, at);
+      await tx.query(
+        `INSERT INTO webhook_events (id, company_id, record_id, type, body, created_at)
        VALUES ($1, $2, $3, $4, '{}', $5)`,
-      [id, after.companyId, after.id, after.status, at],
+        [id, after.companyId, after.id, after.status, at],
+      );
+      if (failOn.has(after.status)) throw new Error('listener failed');
+    },
+    undefined,
+    { hookNeedsWebhooks: updatesAlone },
+  );
+  const addWebhookEndpoint = async (companyId: string): Promise<void> => {
+    await pool.query(
+      `INSERT INTO webhook_endpoints (id, company_id, url, event_types, enabled, secret,
+         created_at, modified_at)
+       VALUES ($1, $2, 'https://example.com/hook', '[]', true, 's', 'x', 'x')`,
+      [`ep-${companyId}`, companyId],
     );
-    if (failOn.has(after.status)) throw new Error('listener failed');
-  });
+  };
   return {
+    ...(updatesAlone ? { addWebhookEndpoint } : {}),
     url,
     repo,
     changes,
@@ -140,6 +161,7 @@ function record(id: string, extra: Partial<CallRecord> & { minute?: number } = {
 describe.each([
   ['SQLite', async () => sqliteStore()],
   ['PostgreSQL', async () => postgresStore()],
+  ['PostgreSQL, updates in one statement', async () => postgresStore(true)],
 ] as const)('call repository contract on %s', (_name, make) => {
   let s: StoreUnderTest;
   beforeEach(async () => {
@@ -325,6 +347,9 @@ describe.each([
   });
 
   describe('the change listener', () => {
+    // An outbox hook is told of updates for a company with webhooks only.
+    beforeEach(async () => s.addWebhookEndpoint?.('co'));
+
     it('sees every insert and update, in order, with the record before and after', async () => {
       await s.repo.insert(record('r1', { status: 'to_be_processed' }));
       await s.repo.update('r1', { status: 'trying' }, t(1));
@@ -544,6 +569,29 @@ describe('PostgreSQL only: transactions and daemons', () => {
     await repo.update('h1', { status: 'trying' }, t(1));
     expect(seen).toHaveLength(2);
     expect(seen.every((db) => db !== pool)).toBe(true);
+  });
+
+  it('an outbox hook is skipped by the updates of a company without webhooks (one statement), not by the others', async () => {
+    const s = await postgresStore(true);
+    await s.addCompany('co');
+    await s.addCompany('other');
+    await s.repo.insert(record('w1', { status: 'trying' }));
+    await s.repo.insert(record('w2', { status: 'trying', companyId: 'other', phoneNumber: '+1' }));
+    await s.addWebhookEndpoint!('other');
+    await s.repo.update('w1', { status: 'ringing' }, t(1), { detail: '180' });
+    await s.repo.update('w2', { status: 'ringing' }, t(1), { detail: '180' });
+    // Both inserts ran the hook; of the updates, only the company with an endpoint's.
+    expect(s.changes).toEqual([
+      [null, 'trying', t(0)],
+      [null, 'trying', t(0)],
+      ['trying', 'ringing', t(1)],
+    ]);
+    for (const id of ['w1', 'w2']) {
+      expect((await s.repo.events(id)).map((e) => [e.seq, e.status, e.detail])).toEqual([
+        [1, 'trying', null],
+        [2, 'ringing', '180'],
+      ]);
+    }
   });
 
   it('handed a client inside a unit of work, the caller’s rollback undoes its writes', async () => {

@@ -64,6 +64,46 @@ const SAVE_WITH_EVENT = `WITH saved AS (${SAVE} RETURNING id, status, modified_a
   INSERT INTO call_events (call_id, seq, at, status, detail)
   SELECT id, (SELECT coalesce(max(seq), 0) + 1 FROM call_events WHERE call_id = saved.id),
     modified_at, status, $9 FROM saved`;
+/**
+ * An update outside any transaction, in one statement (one round trip, where
+ * the transaction takes four): the row locked, the conditions checked, the
+ * patch merged (a top-level key replaced, one patched to undefined removed:
+ * the record's spread), the event of a status change appended. It writes
+ * nothing when the company has an enabled webhook endpoint, whose outbox
+ * needs the change in JavaScript (the caller falls back to the transaction).
+ *   $1 id, $2 onlyFrom, $3 owner required for a live record, $4 live statuses,
+ *   $5/$6 phone number (set?, value), $7/$8 agent, $9 status, $10/$11
+ *   scheduled at, $12 at, $13 keys removed, $14 keys set, $15 this node, $16 detail
+ */
+const UPDATE_ALONE = `WITH old AS (
+    SELECT * FROM calls WHERE id = $1 FOR UPDATE
+  ), allowed AS (
+    SELECT old.* FROM old
+    WHERE ($2::text[] IS NULL OR old.status = ANY($2::text[]))
+      AND ($3::text IS NULL OR old.node_id IS NOT DISTINCT FROM $3 OR NOT old.status = ANY($4::text[]))
+  ), quiet AS (
+    SELECT allowed.* FROM allowed
+    WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints w
+                      WHERE w.company_id = allowed.company_id AND w.enabled)
+  ), saved AS (
+    UPDATE calls c SET
+      phone_number = CASE WHEN $5 THEN $6 ELSE q.phone_number END,
+      agent_id = CASE WHEN $7 THEN $8 ELSE q.agent_id END,
+      status = coalesce($9, q.status),
+      scheduled_at = CASE WHEN $10 THEN $11 ELSE q.scheduled_at END,
+      modified_at = $12,
+      data = (q.data - $13::text[]) || $14::jsonb,
+      node_id = CASE WHEN $9 = 'trying' AND q.status <> 'trying' THEN coalesce($15, q.node_id)
+                ELSE q.node_id END
+    FROM quiet q WHERE c.id = q.id
+    RETURNING c.*, q.status AS before_status
+  ), event AS (
+    INSERT INTO call_events (call_id, seq, at, status, detail)
+    SELECT s.id, (SELECT coalesce(max(seq), 0) + 1 FROM call_events WHERE call_id = s.id),
+      $12, s.status, $16
+    FROM saved s WHERE s.status <> s.before_status
+  )
+  SELECT EXISTS (SELECT 1 FROM allowed) AS allowed, (SELECT row_to_json(saved) FROM saved) AS saved`;
 const NEWEST_FIRST = 'ORDER BY created_at COLLATE "C" DESC, id COLLATE "C"';
 
 /** The calls domain's CallRepository port in its asynchronous form (Async<CallRepository>). */
@@ -74,11 +114,24 @@ export class PgCallRepository {
    * `trying` (the node that dials it), and findByStatus sees that node's
    * records only: recovery and the watchdog never touch a peer's calls.
    */
+  private readonly onChange: PgCallChangeListener;
+  /** Whether an update outside a transaction may run as one statement (UPDATE_ALONE). */
+  private readonly updatesAlone: boolean;
+
+  /**
+   * `opts.hookNeedsWebhooks`: the hook writes nothing for a company without
+   * an enabled webhook endpoint (the outbox), so such a company's updates
+   * may skip it. Without a hook they always may.
+   */
   constructor(
     private readonly db: Queryable,
-    private readonly onChange: PgCallChangeListener = async () => undefined,
+    onChange?: PgCallChangeListener,
     private readonly nodeId?: string,
-  ) {}
+    opts: { hookNeedsWebhooks?: boolean } = {},
+  ) {
+    this.onChange = onChange ?? (async () => undefined);
+    this.updatesAlone = onChange === undefined || opts.hookNeedsWebhooks === true;
+  }
 
   /** Stores a new record and its first event; rejects when its id or callId exists. */
   async insert(record: CallRecord): Promise<CallRecord> {
@@ -121,6 +174,10 @@ export class PgCallRepository {
     at: string,
     opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean } = {},
   ): Promise<CallRecord | undefined> {
+    if (this.updatesAlone && this.db instanceof pg.Pool) {
+      const alone = await this.updateAlone(id, patch, at, opts);
+      if (alone !== 'needs_outbox') return alone;
+    }
     return transaction(this.db, async (tx) => {
       const { rows } = await tx.query<CallRow>('SELECT * FROM calls WHERE id = $1 FOR UPDATE', [
         id,
@@ -147,6 +204,47 @@ export class PgCallRepository {
       await this.onChange(current, next, at, tx);
       return { value: next, durable: changesStatus };
     });
+  }
+
+  /** update() in one statement (UPDATE_ALONE); 'needs_outbox' when the company has webhooks. */
+  private async updateAlone(
+    id: string,
+    patch: CallPatch,
+    at: string,
+    opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean },
+  ): Promise<CallRecord | undefined | 'needs_outbox'> {
+    const removed: string[] = [];
+    const set: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(patch)) {
+      if (COLUMNS.has(k)) continue;
+      if (v === undefined) removed.push(k);
+      else set[k] = v;
+    }
+    const has = (k: keyof CallPatch): boolean => k in patch && patch[k] !== undefined;
+    const { rows } = await this.db.query<{ allowed: boolean; saved: CallRow | null }>(
+      UPDATE_ALONE,
+      [
+        id,
+        opts.onlyFrom ?? null,
+        opts.ownedOnly && this.nodeId !== undefined ? this.nodeId : null,
+        LIVE_STATUSES,
+        has('phoneNumber'),
+        patch.phoneNumber ?? null,
+        'agentId' in patch,
+        patch.agentId ?? null,
+        patch.status ?? null,
+        'scheduledAt' in patch,
+        patch.scheduledAt ?? null,
+        at,
+        removed,
+        jsonb(set),
+        this.nodeId ?? null,
+        opts.detail ?? null,
+      ],
+    );
+    const { allowed, saved } = rows[0]!;
+    if (!allowed) return undefined;
+    return saved ? toCallRecord(saved) : 'needs_outbox';
   }
 
   async events(id: string): Promise<CallEvent[]> {

@@ -47,6 +47,7 @@ export function makePgRepositories(
       await inTx.recordCallChange(before, after, at);
     },
     nodeId,
+    { hookNeedsWebhooks: true },
   );
   return {
     companies: new PgCompanyRepository(db),

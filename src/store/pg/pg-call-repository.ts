@@ -166,7 +166,8 @@ export class PgCallRepository {
    * to the commit, so a compare-and-set on another daemon waits and then
    * sees this one. A patch that changes the status commits durably; one that
    * does not commits with synchronous_commit off (the WAL is flushed a moment
-   * later, as SQLite's `withoutFsync` leaves it to the next fsync).
+   * later, as SQLite's `withoutFsync` leaves it to the next fsync), except
+   * as one statement (UPDATE_ALONE), which commits durably.
    */
   async update(
     id: string,

@@ -8,6 +8,7 @@ import { workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
 import { migratePg } from './pg-migrations.js';
 import { PgNodeRegistry } from './pg-node-registry.js';
+import { PreparedClient } from './prepared-client.js';
 import { lockKeys } from './pg-unit-of-work.js';
 import { makePgRepositories, type PgRepositories } from './pg-repositories.js';
 import type { BridgeReply, BridgeRequest, StoreWorkerData } from './store-bridge-protocol.js';
@@ -18,6 +19,7 @@ const signal = new Int32Array(data.signal);
 
 // Timestamps (timestamptz/int8 as text) come back as the strings the repositories parse.
 const pool = new pg.Pool({
+  Client: PreparedClient,
   connectionString: data.url,
   max: data.poolMax,
   statement_timeout: data.statementTimeoutMs,

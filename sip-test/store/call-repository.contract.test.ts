@@ -620,6 +620,29 @@ describe('PostgreSQL only: transactions and daemons', () => {
     expect((await repo.getById('u2'))?.id).toBe('u2');
   });
 
+  it('a one-statement update inside a unit of work commits and rolls back with it', async () => {
+    const uow = new PgUnitOfWork(pool);
+    const inTx = (tx: Parameters<Parameters<PgUnitOfWork['run']>[1]>[0]) =>
+      new PgCallRepository(tx, async () => undefined, undefined, { hookNeedsWebhooks: true });
+    await uow.run([], async (tx) => {
+      await inTx(tx).insert(record('o1', { status: 'trying' }));
+    });
+    await expect(
+      uow.run(['number:co:+12125550001'], async (tx) => {
+        const next = await inTx(tx).update('o1', { status: 'ringing', summary: 's' }, t(1));
+        expect(next).toMatchObject({ status: 'ringing', summary: 's' });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    const repo = new PgCallRepository(pool);
+    expect(await repo.getById('o1')).toMatchObject({ status: 'trying', modifiedAt: t(0) });
+    expect(await repo.events('o1')).toHaveLength(1);
+    await uow.run([], async (tx) => {
+      await inTx(tx).update('o1', { status: 'ringing' }, t(2), { onlyFrom: ['trying'] });
+    });
+    expect((await repo.events('o1')).map((e) => e.status)).toEqual(['trying', 'ringing']);
+  });
+
   it('two daemons racing a compare-and-set on one record: exactly one wins', async () => {
     const a = new PgCallRepository(pools.open(url));
     const b = new PgCallRepository(pools.open(url));

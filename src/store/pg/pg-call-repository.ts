@@ -65,8 +65,8 @@ const SAVE_WITH_EVENT = `WITH saved AS (${SAVE} RETURNING id, status, modified_a
   SELECT id, (SELECT coalesce(max(seq), 0) + 1 FROM call_events WHERE call_id = saved.id),
     modified_at, status, $9 FROM saved`;
 /**
- * An update outside any transaction, in one statement (one round trip, where
- * the transaction takes four): the row locked, the conditions checked, the
+ * An update in one statement (one round trip, where a transaction of its own
+ * takes four, and one inside the caller's three): the row locked, the conditions checked, the
  * patch merged (a top-level key replaced, one patched to undefined removed:
  * the record's spread), the event of a status change appended. It writes
  * nothing when the company has an enabled webhook endpoint, whose outbox
@@ -115,7 +115,7 @@ export class PgCallRepository {
    * records only: recovery and the watchdog never touch a peer's calls.
    */
   private readonly onChange: PgCallChangeListener;
-  /** Whether an update outside a transaction may run as one statement (UPDATE_ALONE). */
+  /** Whether an update may run as one statement (UPDATE_ALONE). */
   private readonly updatesAlone: boolean;
 
   /**
@@ -167,7 +167,7 @@ export class PgCallRepository {
    * sees this one. A patch that changes the status commits durably; one that
    * does not commits with synchronous_commit off (the WAL is flushed a moment
    * later, as SQLite's `withoutFsync` leaves it to the next fsync), except
-   * as one statement (UPDATE_ALONE), which commits durably.
+   * as one statement (UPDATE_ALONE) outside a transaction: that commits durably.
    */
   async update(
     id: string,
@@ -175,7 +175,7 @@ export class PgCallRepository {
     at: string,
     opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean } = {},
   ): Promise<CallRecord | undefined> {
-    if (this.updatesAlone && this.db instanceof pg.Pool) {
+    if (this.updatesAlone) {
       const alone = await this.updateAlone(id, patch, at, opts);
       if (alone !== 'needs_outbox') return alone;
     }

@@ -237,7 +237,7 @@ async function main(): Promise<void> {
     let rateBroken = false;
     if (o.phases.has('rate')) {
       for (const rate of o.rates) {
-        const holdSec = half / rate;
+        const holdSec = o.rateHoldSec > 0 ? o.rateHoldSec : half / rate;
         const seconds = Math.max(o.rateSeconds, 2 * holdSec + 3);
         if (timeLeft() < seconds + holdSec + 8) break;
         const r = await churnStep(ctx, { phase: 'rate', rate, holdSec, seconds });
@@ -252,7 +252,7 @@ async function main(): Promise<void> {
         if (summary.broken.length && !onlySpacing) break;
         sustainedButSpacing = Math.max(sustainedButSpacing, r.sustainedCps);
       }
-      report.rateRamp = { concurrent: half, steps: rateSteps };
+      report.rateRamp = { concurrent: half, holdSec: o.rateHoldSec || null, steps: rateSteps };
     }
 
     if (o.phases.has('overload') && timeLeft() > o.windowSec + 40) {

@@ -15,6 +15,8 @@ export interface LoadOptions {
   /** Call-rate ramp (calls/s) at half the largest passing concurrency. */
   rates: number[];
   rateSeconds: number;
+  /** How long each rate-ramp call is held; 0: half the passing concurrency / the rate. */
+  rateHoldSec: number;
   /** Overload: plan limit = this fraction of the largest passing concurrency; 150 % is placed. */
   overloadCapFraction: number;
   overloadFactor: number;
@@ -46,6 +48,8 @@ const HELP = `npm run load -- [options]
   --window 8             seconds measured per step
   --rates 5,10,20,40     call-rate ramp (calls/s) at half the passing concurrency
   --rate-seconds 12      seconds per rate step
+  --rate-hold 0          seconds each rate-step call is held (short calls: 3);
+                         0: half the passing concurrency / the rate
   --overload-cap 0.5     plan limit as a fraction of the passing concurrency
   --soak 45              soak seconds
   --probe-every 10       every N-th call goes to the RTP probe
@@ -85,6 +89,7 @@ export function parseOptions(argv: string[]): LoadOptions {
       window: { type: 'string' },
       rates: { type: 'string' },
       'rate-seconds': { type: 'string' },
+      'rate-hold': { type: 'string' },
       'overload-cap': { type: 'string' },
       soak: { type: 'string' },
       'probe-every': { type: 'string' },
@@ -128,6 +133,7 @@ export function parseOptions(argv: string[]): LoadOptions {
     windowSec: num(v.window, preset.window),
     rates: list(v.rates ?? preset.rates),
     rateSeconds: num(v['rate-seconds'], preset.rs),
+    rateHoldSec: num(v['rate-hold'], 0),
     overloadCapFraction: num(v['overload-cap'], 0.5),
     overloadFactor: 1.5,
     soakSeconds: num(v.soak, preset.soak),

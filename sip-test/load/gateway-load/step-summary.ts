@@ -35,6 +35,8 @@ export interface StepSummary {
   apiP99Ms: number;
   inviteTo200P50Ms: number;
   inviteTo200P99Ms: number;
+  requestToInviteP50Ms: number;
+  requestToInviteP99Ms: number;
   rtpToAgentP50Ms: number;
   rtpToAgentP99Ms: number;
   agentToRtpP50Ms: number;
@@ -70,6 +72,8 @@ export function summarizeRepeats(reps: StepResult[], o: LoadOptions): StepSummar
     apiP99Ms: med((r) => r.apiMs.p99),
     inviteTo200P50Ms: med((r) => r.inviteTo200Ms.p50),
     inviteTo200P99Ms: med((r) => r.inviteTo200Ms.p99),
+    requestToInviteP50Ms: med((r) => r.requestToInviteMs.p50),
+    requestToInviteP99Ms: med((r) => r.requestToInviteMs.p99),
     rtpToAgentP50Ms: med((r) => r.rtpToAgentMs.p50),
     rtpToAgentP99Ms: med((r) => r.rtpToAgentMs.p99),
     agentToRtpP50Ms: med((r) => r.agentToRtpMs.p50),
@@ -114,7 +118,7 @@ export function medianOf(rows: StepSummary[], key: string): number | null {
 
 export function printTable(title: string, rows: StepSummary[]): void {
   const head =
-    'step                  conc  ans fail  cpu%  cpu%/call  loop99  spc99 dspc99  loss%  out/exp  api99  inv99  r→a99  a→r99  dr→w50 dr→w99 dw→r50 dw→r99 dwait99  cps';
+    'step                  conc  ans fail  cpu%  cpu%/call  loop99  spc99 dspc99  loss%  out/exp  api99  →inv50 →inv99  inv99  r→a99  a→r99  dr→w50 dr→w99 dw→r50 dw→r99 dwait99  cps';
   const n = (x: unknown, d = 1) =>
     typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
   console.log(`\n${title}\n${head}`);
@@ -133,6 +137,8 @@ export function printTable(title: string, rows: StepSummary[]): void {
         n(r.lossPct, 3).padStart(6),
         n(r.rtpOutRatio, 3).padStart(8),
         n(r.apiP99Ms).padStart(6),
+        n(r.requestToInviteP50Ms).padStart(6),
+        n(r.requestToInviteP99Ms).padStart(6),
         n(r.inviteTo200P99Ms, 0).padStart(6),
         n(r.rtpToAgentP99Ms).padStart(6),
         n(r.agentToRtpP99Ms).padStart(6),

@@ -44,6 +44,8 @@ export interface StepResult {
   sustainedCps: number;
   apiMs: { p50: number; p99: number };
   inviteTo200Ms: { p50: number; p99: number };
+  /** The initiate-call request leaving the runner until the daemon logs its INVITE sent, ms. */
+  requestToInviteMs: { p50: number; p99: number };
   windowSec: number;
   cpuPct: number;
   cpuPctPerCall: number;
@@ -168,6 +170,9 @@ function summarize(
     .filter((c) => c.inviteAt !== undefined)
     .map((c) => c.answeredAt! - c.inviteAt!);
   const api = admitted.map((c) => c.apiMs);
+  const requestToInvite = admitted
+    .filter((c) => c.inviteAt !== undefined)
+    .map((c) => c.inviteAt! - c.placedAt);
   const n = Math.max(1, base.concurrent);
   const r: StepResult = {
     ...base,
@@ -177,6 +182,10 @@ function summarize(
     failed: admitted.length - answered.length,
     apiMs: { p50: round(quantile(api, 0.5), 2), p99: round(quantile(api, 0.99), 2) },
     inviteTo200Ms: { p50: quantile(inviteTo200, 0.5), p99: quantile(inviteTo200, 0.99) },
+    requestToInviteMs: {
+      p50: quantile(requestToInvite, 0.5),
+      p99: quantile(requestToInvite, 0.99),
+    },
     windowSec: round(w.seconds, 2),
     cpuPct: round(w.cpuPct, 2),
     cpuPctPerCall: round(w.cpuPct / n, 4),

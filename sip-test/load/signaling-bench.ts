@@ -2,6 +2,13 @@
 // short calls (INVITE, 200, ACK, BYE, 200) at rising rates.
 //
 //   npm run bench:signaling -- [--steps 100,200,400,600,800] [--seconds 10]
+//                              [--client-transactions 10000]
+//
+// An INVITE client transaction stays in RFC 6026's Accepted state for Timer
+// M (64 × T1 = 32 s) after its 2xx, so the stack's default budget of 10,000
+// client transactions (sip.maxClientTransactions) admits about 300 calls/s
+// sustained; past it, a new INVITE fails at once with a local 503. To
+// measure the stack's own ceiling, give it a larger budget.
 //
 // Per step it prints calls/s offered and completed, failures, unexpected
 // retransmissions, p50/p95 INVITE→200 and our process's CPU ms per call.
@@ -25,6 +32,8 @@ export interface StepResult {
 export interface BenchOptions {
   steps: number[];
   seconds: number;
+  /** The stack's client transaction budget (its default when absent). */
+  clientTransactions?: number;
   log?: (line: string) => void;
 }
 
@@ -109,6 +118,9 @@ export async function runSignalingBench(opts: BenchOptions): Promise<StepResult[
     udp: { host: '127.0.0.1', port: 0 },
     tcp: false,
     userAgent: 'gw-bench',
+    ...(opts.clientTransactions
+      ? { edge: { maxClientTransactions: opts.clientTransactions } }
+      : {}),
   });
   await stack.start();
   const totalSeconds = opts.steps.length * (opts.seconds + 6) + 10;
@@ -161,7 +173,12 @@ if (
 ) {
   const steps = (arg('steps') ?? '100,200,400,600,800').split(',').map(Number);
   const seconds = Number(arg('seconds') ?? '10');
-  runSignalingBench({ steps, seconds }).then(
+  const budget = arg('client-transactions');
+  runSignalingBench({
+    steps,
+    seconds,
+    ...(budget ? { clientTransactions: Number(budget) } : {}),
+  }).then(
     () => process.exit(0),
     (err: unknown) => {
       console.error(err);

@@ -106,6 +106,41 @@ describe('PgUnitOfWork', () => {
     expect(runs).toHaveLength(100);
   }, 60_000);
 
+  it("takes BEGIN and every key's lock in one round trip; a key with quotes and backslashes is the same lock as a parameter's", async () => {
+    const url = await database();
+    const pool = pools.open(url, 3);
+    const uow = new PgUnitOfWork(pool);
+    const odd = "number:co:it's\\a'); SELECT 1; --";
+    const g = gate();
+    const locked = gate();
+    const held = uow.run([odd, numberKey('co', '+12125550030')], async (tx) => {
+      const { rows } = await tx.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`,
+      );
+      locked.open();
+      await g.opened;
+      return rows[0]!.n;
+    });
+    await locked.opened;
+    // Another session asking for the same key by parameter waits until the holder commits.
+    const other = await pool.connect();
+    try {
+      await other.query('BEGIN');
+      const waiting = other.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [odd]);
+      const first = await Promise.race([
+        waiting.then(() => 'got the lock'),
+        new Promise((r) => setTimeout(() => r('waited'), 300)),
+      ]);
+      expect(first).toBe('waited');
+      g.open();
+      expect(await held).toBe(2);
+      await waiting;
+      await other.query('COMMIT');
+    } finally {
+      other.release();
+    }
+  });
+
   it('rolls back what a failing transaction wrote', async () => {
     const url = await database();
     const pool = pools.open(url, 2);

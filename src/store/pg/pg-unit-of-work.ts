@@ -9,10 +9,28 @@ import type pg from 'pg';
 /** SQLSTATEs after which the whole transaction is run again. */
 export const RETRYABLE: ReadonlySet<string> = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
 
+type Locker = Pick<pg.PoolClient, 'query' | 'escapeLiteral'>;
+
 /** Takes each key's transaction-scoped advisory lock, in sorted order (no deadlock between two takers). */
-export async function lockKeys(tx: Pick<pg.PoolClient, 'query'>, keys: readonly string[]) {
-  for (const key of [...new Set(keys)].sort())
-    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+export async function lockKeys(tx: Locker, keys: readonly string[]): Promise<void> {
+  const locks = lockStatements(tx, keys);
+  if (locks) await tx.query(locks);
+}
+
+/**
+ * BEGIN and the keys' locks in one round trip: one simple query of several
+ * statements, run in order (the keys as escaped literals; a simple query
+ * takes no parameters).
+ */
+export async function beginLocked(tx: Locker, keys: readonly string[]): Promise<void> {
+  await tx.query(`BEGIN;${lockStatements(tx, keys)}`);
+}
+
+function lockStatements(tx: Locker, keys: readonly string[]): string {
+  return [...new Set(keys)]
+    .sort()
+    .map((key) => `SELECT pg_advisory_xact_lock(hashtextextended(${tx.escapeLiteral(key)}, 0));`)
+    .join('');
 }
 
 export { companyKey, numberKey } from '../../model/serialization-keys.js';
@@ -33,8 +51,7 @@ export class PgUnitOfWork {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
       try {
-        await client.query('BEGIN');
-        await lockKeys(client, keys);
+        await beginLocked(client, keys);
         const result = await fn(client);
         await client.query('COMMIT');
         return result;

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { migratePg } from './pg-migrations.js';
 import { PgNodeRegistry } from './pg-node-registry.js';
 import { PreparedClient } from './prepared-client.js';
-import { lockKeys } from './pg-unit-of-work.js';
+import { beginLocked, lockKeys } from './pg-unit-of-work.js';
 import { makePgRepositories, type PgRepositories } from './pg-repositories.js';
 import type { BridgeReply, BridgeRequest, StoreWorkerData } from './store-bridge-protocol.js';
 
@@ -53,8 +53,7 @@ async function handle(req: BridgeRequest): Promise<unknown> {
       if (tx) throw new Error('a transaction is already open');
       const client = await pool.connect();
       try {
-        await client.query('BEGIN');
-        await lockKeys(client, req.keys); // rule 2
+        await beginLocked(client, req.keys); // rule 2
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
         client.release();

@@ -66,11 +66,12 @@ const SAVE_WITH_EVENT = `WITH saved AS (${SAVE} RETURNING id, status, modified_a
     modified_at, status, $9 FROM saved`;
 /**
  * An update in one statement (one round trip, where a transaction of its own
- * takes four, and one inside the caller's three): the row locked, the conditions checked, the
- * patch merged (a top-level key replaced, one patched to undefined removed:
- * the record's spread), the event of a status change appended. It writes
- * nothing when the company has an enabled webhook endpoint, whose outbox
- * needs the change in JavaScript (the caller falls back to the transaction).
+ * takes four, and one inside the caller's three): the row locked, the
+ * conditions checked, the patch merged (a top-level key replaced, one patched
+ * to undefined removed: the record's spread), the event of a status change
+ * appended. It writes nothing when the company has an enabled webhook
+ * endpoint, whose outbox needs the change in JavaScript (the caller falls
+ * back to the transaction).
  *   $1 id, $2 onlyFrom, $3 owner required for a live record, $4 live statuses,
  *   $5/$6 phone number (set?, value), $7/$8 agent, $9 status, $10/$11
  *   scheduled at, $12 at, $13 keys removed, $14 keys set, $15 this node, $16 detail
@@ -108,17 +109,16 @@ const NEWEST_FIRST = 'ORDER BY created_at COLLATE "C" DESC, id COLLATE "C"';
 
 /** The calls domain's CallRepository port in its asynchronous form (Async<CallRepository>). */
 export class PgCallRepository {
-  /**
-   * With `nodeId` (a daemon's store; docs/decisions/multi-node-store.md rule
-   * 4), a record belongs to the node that inserted it or last moved it to
-   * `trying` (the node that dials it), and findByStatus sees that node's
-   * records only: recovery and the watchdog never touch a peer's calls.
-   */
   private readonly onChange: PgCallChangeListener;
   /** Whether an update may run as one statement (UPDATE_ALONE). */
   private readonly updatesAlone: boolean;
 
   /**
+   * With `nodeId` (a daemon's store; docs/decisions/multi-node-store.md rule
+   * 4), a record belongs to the node that inserted it or last moved it to
+   * `trying` (the node that dials it), and findByStatus sees that node's
+   * records only: recovery and the watchdog never touch a peer's calls.
+   *
    * `opts.hookNeedsWebhooks`: the hook writes nothing for a company without
    * an enabled webhook endpoint (the outbox), so such a company's updates
    * may skip it. Without a hook they always may.

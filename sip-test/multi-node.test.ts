@@ -83,7 +83,9 @@ const number = (base: number, i: number) => `+1212${base}${String(i).padStart(4,
 
 describe('three daemons on one PostgreSQL (issue 27)', () => {
   it('600 concurrent requests for 100 numbers over three daemons: one call per number, 409 for every duplicate, then 429 for all (cooldown), INVITEs counted at the far end', async () => {
-    const { nodes, pool } = await cluster();
+    // The far end sends no RTP: its calls must outlive the wave without being
+    // ended no_rtp_stream (30 s by default).
+    const { nodes, pool } = await cluster({ GATEWAY_RTP_INACTIVITY_SECONDS: '120' });
     // Every call stays up until the whole wave is answered (a duplicate that
     // came after its call ended would meet the cooldown: 429, not 409); on a
     // loaded CI machine the wave has taken over 30 s.

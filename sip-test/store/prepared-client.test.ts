@@ -8,6 +8,14 @@ import { usePostgresServer } from '../support/store-under-test.js';
 
 const postgres = usePostgresServer();
 let pool: pg.Pool | undefined;
+
+/** A pool of PreparedClients whose connections' errors at the server's shutdown are nobody's. */
+function preparedPool(url: string): pg.Pool {
+  const p = new pg.Pool({ connectionString: url, max: 1, Client: PreparedClient });
+  p.on('error', () => undefined);
+  p.on('connect', (client) => client.on('error', () => undefined));
+  return p;
+}
 afterEach(async () => {
   await pool?.end();
   pool = undefined;
@@ -23,7 +31,7 @@ async function preparedOnThisConnection(client: pg.PoolClient): Promise<string[]
 describe('PreparedClient', () => {
   it('prepares a parameterised text once per connection and reuses it', async () => {
     const url = await postgres.server.createDatabase('prepared_reuse');
-    pool = new pg.Pool({ connectionString: url, max: 1, Client: PreparedClient });
+    pool = preparedPool(url);
     const text = 'SELECT $1::int + 1 AS n';
     const answers = [];
     for (let i = 0; i < 3; i++)
@@ -40,7 +48,7 @@ describe('PreparedClient', () => {
 
   it('keeps a query without parameters simple: transactions and several statements in one string', async () => {
     const url = await postgres.server.createDatabase('prepared_simple');
-    pool = new pg.Pool({ connectionString: url, max: 1, Client: PreparedClient });
+    pool = preparedPool(url);
     const client = await pool.connect();
     try {
       await client.query('CREATE TABLE t (v int)');

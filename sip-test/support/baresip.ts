@@ -118,11 +118,27 @@ async function allocateSipPort(tls: boolean): Promise<number> {
   throw new Error('baresip: no free port pair');
 }
 
+/**
+ * Starts baresip on free ports. A port found free can be taken by another
+ * process before baresip binds it (the suite runs many peers at once): a
+ * start that fails with "Address already in use" is tried again on new ports.
+ */
 export async function startBaresip(options: BaresipOptions = {}): Promise<Baresip> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startBaresipOnce(options);
+    } catch (e) {
+      if (attempt >= 3 || !(e as Error).message.includes('Address already in use')) throw e;
+    }
+  }
+}
+
+async function startBaresipOnce(options: BaresipOptions): Promise<Baresip> {
   const dir = await mkdtemp(join(tmpdir(), 'gw-baresip-'));
   const recordDir = options.recordDir ?? join(dir, 'recordings');
   await mkdir(recordDir, { recursive: true });
-  const sipPort = await allocateSipPort(options.tls !== undefined);
+  // baresip opens its TLS listener on the next port even without a certificate of ours.
+  const sipPort = await allocateSipPort(true);
   let ctrlPort = await allocatePort();
   while (ctrlPort === sipPort || ctrlPort === sipPort + 1) ctrlPort = await allocatePort();
 

@@ -221,6 +221,8 @@ export class PgCallRepository {
       if (v === undefined) removed.push(k);
       else set[k] = v;
     }
+    // As the record's spread: a nullable column named in the patch is set (undefined
+    // stores null); the phone number, never null, only when given a value.
     const has = (k: keyof CallPatch): boolean => k in patch && patch[k] !== undefined;
     const { rows } = await this.db.query<{ allowed: boolean; saved: CallRow | null }>(
       UPDATE_ALONE,

@@ -5,7 +5,7 @@
 // store's own.
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Async } from '../../src/calls/ports/async.js';
-import type { CallRepository } from '../../src/calls/ports/call-store.js';
+import type { CallRepository, OptOutRepository } from '../../src/calls/ports/call-store.js';
 import type { CallHistory } from '../../src/calls/protections/call-history.js';
 import type { CallRecord } from '../../src/model/call-record.js';
 import { callRecordFixture } from '../../src/model/test-support/call-record-fixture.js';
@@ -13,6 +13,8 @@ import { SqliteCallHistoryRepository } from '../../src/store/call-history-reposi
 import { SqliteCallRepository } from '../../src/store/call-repository.js';
 import { PgCallHistoryRepository } from '../../src/store/pg/pg-call-history-repository.js';
 import { PgCallRepository } from '../../src/store/pg/pg-call-repository.js';
+import { PgOptOutRepository } from '../../src/store/pg/pg-opt-out-repository.js';
+import { SqliteOptOutRepository } from '../../src/store/opt-out-repository.js';
 import {
   postgresDatabase,
   promised,
@@ -22,6 +24,7 @@ import {
 
 interface StoreUnderTest {
   history: Async<CallHistory>;
+  optOuts: Async<Pick<OptOutRepository, 'save' | 'get'>>;
   calls: Async<CallRepository>;
 }
 
@@ -31,9 +34,11 @@ function sqliteStore(): StoreUnderTest {
     `INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'x'), ('other', 'O', 'x')`,
   ).run();
   const calls = new SqliteCallRepository(db);
+  const optOuts = new SqliteOptOutRepository(db);
   return {
     calls: promised(calls),
-    history: promised(new SqliteCallHistoryRepository(db, calls)),
+    optOuts: promised(optOuts),
+    history: promised(new SqliteCallHistoryRepository(db, calls, optOuts)),
   };
 }
 
@@ -45,7 +50,11 @@ async function postgresStore(): Promise<StoreUnderTest> {
   await pool.query(
     `INSERT INTO companies (id, name, created_at) VALUES ('co', 'Co', 'x'), ('other', 'O', 'x')`,
   );
-  return { calls: new PgCallRepository(pool), history: new PgCallHistoryRepository(pool) };
+  return {
+    calls: new PgCallRepository(pool),
+    optOuts: new PgOptOutRepository(pool),
+    history: new PgCallHistoryRepository(pool),
+  };
 }
 
 const T0 = '2026-03-01T10:00:00.000Z';
@@ -189,6 +198,71 @@ describe.each([
       expect((await s.history.latestWithAgentSince('co', C, 'a', t(0)))?.id).toBe('r7');
       expect(await s.history.latestWithAgentSince('other', A, 'a', t(0))).toBeUndefined();
       expect(await s.history.latestWithAgentSince('co', A, 'z', t(0))).toBeUndefined();
+    });
+  });
+
+  describe('numberFacts', () => {
+    beforeEach(async () => {
+      await s.calls.insert(record('r1', { minute: 0, status: 'ringing', agentId: 'a' }));
+      await s.calls.insert(record('r2', { minute: 1, status: 'busy', agentId: 'a' }));
+      await s.calls.insert(
+        record('r3', {
+          minute: 2,
+          status: 'scheduled',
+          phoneNumber: C,
+          additionalPhoneNumbers: [A],
+        }),
+      );
+      await s.calls.insert(
+        record('x1', { companyId: 'other', minute: 3, status: 'ringing', agentId: 'b' }),
+      );
+      await s.optOuts.save({
+        companyId: 'co',
+        phoneNumber: A,
+        permanent: false,
+        blockedUntil: t(60),
+        reason: null,
+        source: null,
+        createdAt: t(0),
+      });
+    });
+    const q = {
+      companyId: 'co',
+      phoneNumber: A,
+      agentId: 'a',
+      openStatuses: ['ringing', 'scheduled'],
+      agentSince: t(0),
+      touchedSince: t(1),
+    };
+
+    it('answers the opt-out and the three reads, each as asked on its own', async () => {
+      const facts = await s.history.numberFacts(q);
+      expect(facts).toStrictEqual({
+        optOut: await s.optOuts.get('co', A),
+        open: await s.history.openForNumber('co', A, q.openStatuses),
+        latestWithAgent: await s.history.latestWithAgentSince('co', A, 'a', t(0)),
+        touched: await s.history.touchedSince('co', A, t(1)),
+      });
+      expect(facts.optOut?.blockedUntil).toBe(t(60));
+      expect(ids(facts.open)).toEqual(['r1', 'r3']);
+      expect(facts.latestWithAgent?.id).toBe('r2');
+      expect(ids(facts.touched ?? [])).toEqual(['r2', 'r3']);
+    });
+
+    it('reads no changed records when no rule asks, and keeps to the company and number', async () => {
+      const facts = await s.history.numberFacts({ ...q, touchedSince: null });
+      expect(facts.touched).toBeNull();
+      const other = await s.history.numberFacts({ ...q, companyId: 'other', agentId: null });
+      expect(other.optOut).toBeUndefined();
+      expect(ids(other.open)).toEqual(['x1']);
+      expect(other.latestWithAgent).toBeUndefined();
+      const unknown = await s.history.numberFacts({ ...q, phoneNumber: '+19999999999' });
+      expect(unknown).toStrictEqual({
+        optOut: undefined,
+        open: [],
+        latestWithAgent: undefined,
+        touched: [],
+      });
     });
   });
 });

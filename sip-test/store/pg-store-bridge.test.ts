@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import type { CallRecord } from '../../src/model/call-record.js';
 import { numberKey } from '../../src/model/serialization-keys.js';
-import { openPgStore } from '../../src/store/pg/pg-store.js';
+import { openPgStore, type PgStore } from '../../src/store/pg/pg-store.js';
 import { StoreError, StoreUnavailableError } from '../../src/store/pg/store-bridge.js';
 import type { Store } from '../../src/store/store.js';
 import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
@@ -222,3 +222,124 @@ describe('PostgreSQL store through the worker', () => {
     expect(listed.map((c) => c.name)).toContain('acme');
   }, 60_000);
 });
+
+describe('PostgreSQL store: posted steps, commits that do not block, cached configuration', () => {
+  it('a posted write that fails fails its unit at the next wait, and nothing of the unit commits', async () => {
+    const { a, b } = await twoNodes();
+    seed(a);
+    a.calls.insert(record('p1', '+12125550101', 'to_be_processed'));
+    const codeOf = (fn: () => unknown): string | undefined => {
+      try {
+        fn();
+      } catch (err) {
+        return err instanceof StoreError ? err.code : String(err);
+      }
+      return undefined;
+    };
+    // The duplicate is posted; the read after it waits, and throws the duplicate's error.
+    const atRead = codeOf(() =>
+      a.unitOfWork.run(() => {
+        a.calls.insert(record('p2', '+12125550102', 'to_be_processed'));
+        a.calls.insert(record('p1', '+12125550101', 'to_be_processed'));
+        a.calls.patch('p2', { status: 'trying' }, AT);
+        return a.calls.getById('p2');
+      }),
+    );
+    expect(atRead).toBe('23505');
+    // Nothing waits after it: the commit does, and throws it.
+    const atCommit = codeOf(() =>
+      a.unitOfWork.run(() => {
+        a.calls.insert(record('p3', '+12125550103', 'to_be_processed'));
+        a.calls.insert(record('p1', '+12125550101', 'to_be_processed'));
+      }),
+    );
+    expect(atCommit).toBe('23505');
+    expect(b.calls.getById('p2')).toBe(undefined);
+    expect(b.calls.getById('p3')).toBe(undefined);
+    // A nested unit rolled back to its savepoint lets the outer one commit.
+    a.unitOfWork.run(() => {
+      a.calls.insert(record('p4', '+12125550104', 'to_be_processed'));
+      expect(
+        codeOf(() =>
+          a.unitOfWork.run(() => {
+            a.calls.insert(record('p1', '+12125550101', 'to_be_processed'));
+            a.calls.getById('p1');
+          }),
+        ),
+      ).toBe('23505');
+    });
+    expect(b.calls.getById('p4')?.id).toBe('p4');
+    // The node goes on as before.
+    expect(a.calls.getById('p1')?.id).toBe('p1');
+  }, 30_000);
+
+  it('runDurable settles once the writes are durable; the next unit for the number waits for that commit', async () => {
+    const { a, b } = await twoNodes();
+    seed(a);
+    const number = '+12125550111';
+    const key = numberKey('co', number);
+    const first = a.unitOfWork.runDurable(() => {
+      a.calls.insert(record('d1', number, 'to_be_processed'));
+      return 'accepted';
+    }, [key]);
+    // Not awaited yet: the node goes on; a decision on the same number sees the first call.
+    const seen = a.unitOfWork.run(
+      () => a.callHistory.openForNumber('co', number, ['to_be_processed']).length,
+      [key],
+    );
+    expect(seen).toBe(1);
+    expect(await first).toBe('accepted');
+    expect(b.calls.getById('d1')?.id).toBe('d1');
+    // A failure of a posted write rejects the promise, and nothing of the unit commits.
+    await expect(
+      a.unitOfWork.runDurable(() => {
+        a.calls.insert(record('d2', '+12125550112', 'to_be_processed'));
+        a.calls.insert(record('d1', number, 'to_be_processed'));
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    expect(b.calls.getById('d2')).toBe(undefined);
+  }, 30_000);
+
+  it("caches configuration reads until a daemon changes them; another daemon's change arrives by notification", async () => {
+    const { url, a, b } = await twoNodes();
+    seed(a);
+    const pa = a as PgStore;
+    await until(() => pa.hearsConfigChanges());
+    const sql = pools.open(url, 1);
+    expect(a.companies.get('co')?.settings).toEqual({});
+    // A change that announces nothing is not seen: the answer came from the cache.
+    await sql.query('ALTER TABLE companies DISABLE TRIGGER companies_config_changed');
+    await sql.query(`UPDATE companies SET settings = '{"silent": 1}' WHERE id = 'co'`);
+    expect(a.companies.get('co')?.settings).toEqual({});
+    await sql.query('ALTER TABLE companies ENABLE TRIGGER companies_config_changed');
+    // Another daemon's change is announced and seen.
+    b.companies.updateSettings('co', { fromB: true } as never);
+    await until(() => (a.companies.get('co')?.settings as { fromB?: boolean }).fromB === true);
+    // The node's own change is seen at once; callers get copies.
+    a.companies.updateSettings('co', { fromA: true } as never);
+    const read = a.companies.get('co')!;
+    expect(read.settings).toEqual({ fromA: true });
+    (read.settings as { fromA?: boolean }).fromA = false;
+    expect(a.companies.get('co')?.settings).toEqual({ fromA: true });
+    // Without the listening connection nothing cached is used; once it is back, nothing cached before is.
+    await sql.query('ALTER TABLE companies DISABLE TRIGGER companies_config_changed');
+    await sql.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE application_name = 'gateway node-a config'`,
+    );
+    await until(() => !pa.hearsConfigChanges());
+    await sql.query(`UPDATE companies SET settings = '{"whileAway": 1}' WHERE id = 'co'`);
+    expect(a.companies.get('co')?.settings).toEqual({ whileAway: 1 });
+    await until(() => pa.hearsConfigChanges());
+    expect(a.companies.get('co')?.settings).toEqual({ whileAway: 1 });
+    await sql.query('ALTER TABLE companies ENABLE TRIGGER companies_config_changed');
+  }, 30_000);
+});
+
+async function until(ok: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

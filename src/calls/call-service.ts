@@ -23,7 +23,7 @@ import {
   type DestinationZones,
 } from './protections/destination-zones.js';
 import { evaluateProtections } from './protections/evaluate-protections.js';
-import { scheduleCall } from './scheduling/schedule-call.js';
+import { scheduleNewCall } from './scheduling/schedule-call.js';
 import { resolveCallerId, resolveTrunk, type TrunkHealth } from './trunk-resolution.js';
 import { runUrgentWork } from '../urgent-work.js';
 import {
@@ -166,7 +166,9 @@ export class CallService {
       [req.destinationNumber, ...(req.additionalPhoneNumbers ?? [])],
       choice.trunk,
     );
-    const decision = this.store.unitOfWork.run(() => {
+    // Answered (and dialed) only once the writes are durable; the daemon does
+    // not block on PostgreSQL's commit meanwhile.
+    const decision = await this.store.unitOfWork.runDurable(() => {
       const d = evaluateProtections(
         {
           companyId,
@@ -187,15 +189,7 @@ export class CallService {
       record.destinationZoneSource = d.zoneSource;
       this.store.calls.insert(record);
       if (d.kind === 'schedule') {
-        scheduleCall(
-          {
-            schedules: this.store.schedules,
-            calls: this.store.calls,
-            unitOfWork: this.store.unitOfWork,
-            clock: this.clock,
-          },
-          { recordId: record.id, dueAt: Date.parse(d.at), kind: 'initial', round: 1 },
-        );
+        scheduleNewCall(this.store, record, { dueAt: Date.parse(d.at), nowIso });
       }
       return d;
     }, keys);

@@ -36,3 +36,12 @@ export interface NewSchedule {
   attempt: number;
   idempotencyKey: string;
 }
+
+/** A schedule row's idempotency key is taken (each planned dial has one row). */
+export class ScheduleKeyTakenError extends Error {
+  override readonly name = 'ScheduleKeyTakenError';
+
+  constructor(idempotencyKey: string) {
+    super(`a schedule row with idempotency key ${idempotencyKey} exists`);
+  }
+}

@@ -3,6 +3,8 @@
 // minute. A number is found whether it was a record's own number or one of
 // its alternates (table call_numbers, kept by trigger; migration 2).
 import type { CallRecord } from '../model/call-record.js';
+import type { OptOut } from '../model/entities.js';
+import type { NumberFacts, NumberFactsQuery } from '../model/number-facts.js';
 import type { Db } from './database.js';
 
 export class SqliteCallHistoryRepository {
@@ -11,6 +13,7 @@ export class SqliteCallHistoryRepository {
   constructor(
     db: Db,
     private readonly calls: { getById(id: string): CallRecord | undefined },
+    private readonly optOuts: { get(companyId: string, phoneNumber: string): OptOut | undefined },
   ) {
     this.stmts = {
       open: db.prepare(`SELECT c.id FROM call_numbers n JOIN calls c ON c.id = n.call_record_id
@@ -53,6 +56,18 @@ export class SqliteCallHistoryRepository {
     const row = this.stmts.sameAgentSince.get(companyId, phoneNumber, agentId, since) as
       { id: string } | undefined;
     return row && this.calls.getById(row.id);
+  }
+
+  /** The number's opt-out and the three answers above, for one admission. */
+  numberFacts(q: NumberFactsQuery): NumberFacts {
+    const { companyId, phoneNumber } = q;
+    return {
+      optOut: this.optOuts.get(companyId, phoneNumber),
+      open: this.openForNumber(companyId, phoneNumber, q.openStatuses),
+      latestWithAgent: this.latestWithAgentSince(companyId, phoneNumber, q.agentId, q.agentSince),
+      touched:
+        q.touchedSince === null ? null : this.touchedSince(companyId, phoneNumber, q.touchedSince),
+    };
   }
 
   private load(ids: { id: string }[]): CallRecord[] {

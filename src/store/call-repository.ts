@@ -92,6 +92,15 @@ export class SqliteCallRepository {
    * does not (participants, live networkQuality, agent reports, a status the
    * record already has) is not, and is made power-safe by the next fsync.
    */
+  patch(
+    id: string,
+    patch: CallPatch,
+    at: string,
+    opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean } = {},
+  ): void {
+    this.update(id, patch, at, opts);
+  }
+
   update(
     id: string,
     patch: CallPatch,

@@ -1,7 +1,13 @@
 // Durable schedule of call dials (DESIGN "Reliability rules"): a row is
 // claimed under a lease in one statement, marked `dispatched` before the
 // dial starts, and never handed out again once dispatched.
-import type { NewSchedule, ScheduleKind, ScheduleRow, ScheduleState } from '../model/schedule.js';
+import {
+  ScheduleKeyTakenError,
+  type NewSchedule,
+  type ScheduleKind,
+  type ScheduleRow,
+  type ScheduleState,
+} from '../model/schedule.js';
 import type { Db } from './database.js';
 
 export { SCHEDULE_KINDS, SCHEDULE_STATES } from '../model/schedule.js';
@@ -74,6 +80,10 @@ export class SqliteScheduleRepository {
   insert(s: NewSchedule, at: string): ScheduleRow | undefined {
     const row = this.stmts.insert.get({ ...s, at }) as Row | undefined;
     return row && toSchedule(row);
+  }
+
+  add(s: NewSchedule, at: string): void {
+    if (!this.insert(s, at)) throw new ScheduleKeyTakenError(s.idempotencyKey);
   }
 
   get(id: number): ScheduleRow | undefined {

@@ -25,6 +25,14 @@ export type RepositoryOf<T> = {
  */
 export interface StoreUnitOfWork {
   run<T>(fn: () => T, serializeOn?: readonly string[]): T;
+  /**
+   * `run`, with the commit waited for without blocking: the promise
+   * resolves with `fn`'s value once its writes are durable, and the daemon
+   * goes on meanwhile (PostgreSQL: the commit is a round trip with a WAL
+   * flush). Nothing that depends on the writes may happen before it
+   * resolves. On SQLite it is `run`.
+   */
+  runDurable<T>(fn: () => T, serializeOn?: readonly string[]): Promise<T>;
 }
 
 /** Every repository of one database: SQLite (this file) or PostgreSQL (pg/pg-store.ts). */
@@ -62,11 +70,15 @@ export function createStore(db: Db): SqliteStore {
   const calls = new SqliteCallRepository(db, (before, after, at) =>
     webhooks.recordCallChange(before, after, at),
   );
+  const optOuts = new SqliteOptOutRepository(db);
   return {
     db,
     kind: 'sqlite',
     close: () => db.close(),
-    unitOfWork: { run: (fn) => db.transaction(fn)() },
+    unitOfWork: {
+      run: (fn) => db.transaction(fn)(),
+      runDurable: async (fn) => db.transaction(fn)(),
+    },
     companies: new SqliteCompanyRepository(db),
     apiKeys: new SqliteApiKeyRepository(db),
     agents: new DocumentRepository<Agent>(db, 'agent'),
@@ -74,9 +86,9 @@ export function createStore(db: Db): SqliteStore {
     voipPhones: new DocumentRepository<VoipPhone>(db, 'voip_phone'),
     outboundRoutes: new DocumentRepository<OutboundRoute>(db, 'outbound_route'),
     calls,
-    optOuts: new SqliteOptOutRepository(db),
+    optOuts,
     schedules: new SqliteScheduleRepository(db),
-    callHistory: new SqliteCallHistoryRepository(db, calls),
+    callHistory: new SqliteCallHistoryRepository(db, calls, optOuts),
     dialogs: new SqliteLiveDialogRepository(db),
     webhooks,
   };

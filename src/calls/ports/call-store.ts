@@ -24,6 +24,14 @@ import type { DialogSnapshot } from './signaling-port.js';
  */
 export interface UnitOfWork {
   run<T>(fn: () => T, serializeOn?: readonly string[]): T;
+  /**
+   * `run`, with the commit waited for without blocking: the promise
+   * resolves with `fn`'s value once its writes are durable, and the daemon
+   * goes on meanwhile (PostgreSQL: the commit is a round trip with a WAL
+   * flush). Nothing that depends on the writes may happen before it
+   * resolves. On SQLite it is `run`.
+   */
+  runDurable<T>(fn: () => T, serializeOn?: readonly string[]): Promise<T>;
 }
 
 export interface UpdateOptions {
@@ -47,6 +55,11 @@ export interface CallRepository {
   get(companyId: string, idOrCallId: string): CallRecord | undefined;
   /** Merges `patch`; undefined when the record is missing or not in `onlyFrom`. */
   update(id: string, patch: CallPatch, at: string, opts?: UpdateOptions): CallRecord | undefined;
+  /**
+   * `update` for a caller that needs no answer: inside a unit of work on
+   * PostgreSQL it is sent without waiting (a failure fails the unit).
+   */
+  patch(id: string, patch: CallPatch, at: string, opts?: UpdateOptions): void;
   events(id: string): CallEvent[];
   query(companyId: string, q: CallQuery): { items: CallRecord[]; total: number };
   countByStatus(companyId: string, statuses: readonly CallStatus[]): number;
@@ -58,6 +71,12 @@ export interface CallRepository {
 
 export interface ScheduleRepository {
   insert(s: NewSchedule, at: string): ScheduleRow | undefined;
+  /**
+   * Inserts the row of a record that has none (created in the same unit of
+   * work); a taken idempotency key throws. Needs no answer: inside a unit of
+   * work on PostgreSQL it is sent without waiting (a failure fails the unit).
+   */
+  add(s: NewSchedule, at: string): void;
   forCall(callRecordId: string): ScheduleRow[];
   openForCall(callRecordId: string): ScheduleRow[];
   claimDue(owner: string, now: number, leaseMs: number, limit: number, at: string): ScheduleRow[];

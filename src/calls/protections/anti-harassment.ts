@@ -66,6 +66,11 @@ export function refusalOf(
   return refusal(first.code, first.reason, { now, nextAllowedAt: next, retryable: true }, extra);
 }
 
+/** The calls the windows of a call at `at` count changed at or after this (ISO). */
+export function antiHarassmentSince(at: number): string {
+  return new Date(at - WEEK_MS).toISOString();
+}
+
 /** Every check that a call to `phoneNumber` at `at` would fail, in ANTI_HARASSMENT_ORDER. */
 export function antiHarassmentFailures(
   history: CallHistory,
@@ -74,9 +79,8 @@ export function antiHarassmentFailures(
   at: number,
   excludeRecordId?: string,
 ): AntiHarassmentFailure[] {
-  const since = new Date(at - WEEK_MS).toISOString();
   const records = history
-    .touchedSince(companyId, phoneNumber, since)
+    .touchedSince(companyId, phoneNumber, antiHarassmentSince(at))
     .filter((r) => r.id !== excludeRecordId);
   const events = callEventsForNumber(records, phoneNumber).filter((e) => e.at <= at);
   const dayStart = Math.floor(at / DAY_MS) * DAY_MS;

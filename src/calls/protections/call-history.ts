@@ -4,6 +4,10 @@
 // answered with 200 OK; a failed attempt ended before answer for any reason
 // but our own cancel).
 import { isSkipped, type CallRecord, type DialedAttempt } from '../../model/call-record.js';
+import type { OptOut } from '../../model/entities.js';
+import type { NumberFacts, NumberFactsQuery } from '../../model/number-facts.js';
+
+export type { NumberFacts, NumberFactsQuery };
 
 export interface CallHistory {
   /** Records that may dial the number (own or alternate) in one of `statuses`. */
@@ -17,6 +21,56 @@ export interface CallHistory {
     agentId: string | null,
     since: string,
   ): CallRecord | undefined;
+  /**
+   * What an admission reads about one number, in one read (on PostgreSQL
+   * each read is a round trip the request waits for): its opt-out and the
+   * three answers above for `q`.
+   */
+  numberFacts(q: NumberFactsQuery): NumberFacts;
+}
+
+/**
+ * The opt-out lookup and call history of one admission: `q`'s reads are
+ * answered from `facts`, read at once; any other read goes to the stores.
+ */
+export function factsLookups(
+  q: NumberFactsQuery,
+  facts: NumberFacts,
+  stores: {
+    history: CallHistory;
+    optOuts: { get(companyId: string, phoneNumber: string): OptOut | undefined };
+  },
+): {
+  history: CallHistory;
+  optOuts: { get(companyId: string, phoneNumber: string): OptOut | undefined };
+} {
+  const { history, optOuts } = stores;
+  const same = (companyId: string, phoneNumber: string) =>
+    companyId === q.companyId && phoneNumber === q.phoneNumber;
+  return {
+    optOuts: {
+      get: (c, p) => (same(c, p) ? facts.optOut : optOuts.get(c, p)),
+    },
+    history: {
+      openForNumber: (c, p, statuses) =>
+        same(c, p) && sameList(statuses, q.openStatuses)
+          ? facts.open
+          : history.openForNumber(c, p, statuses),
+      touchedSince: (c, p, since) =>
+        same(c, p) && facts.touched && since === q.touchedSince
+          ? facts.touched
+          : history.touchedSince(c, p, since),
+      latestWithAgentSince: (c, p, agentId, since) =>
+        same(c, p) && agentId === q.agentId && since === q.agentSince
+          ? facts.latestWithAgent
+          : history.latestWithAgentSince(c, p, agentId, since),
+      numberFacts: (x) => history.numberFacts(x),
+    },
+  };
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 /** Statuses of an attempt or record that was answered (reached 200 OK). */

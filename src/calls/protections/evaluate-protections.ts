@@ -5,12 +5,12 @@
 import type { Clock } from '../../clock.js';
 import type { CompanySettings } from '../../model/entities.js';
 import { CallError } from '../call-error.js';
-import { antiHarassmentRefusal } from './anti-harassment.js';
-import type { CallHistory } from './call-history.js';
+import { antiHarassmentRefusal, antiHarassmentSince } from './anti-harassment.js';
+import { factsLookups, type CallHistory, type NumberFactsQuery } from './call-history.js';
 import { callingRulesFor } from './calling-rules.js';
 import { nextAllowedInstant, type ScheduleReason } from './calling-window.js';
 import type { DestinationZones } from './destination-zones.js';
-import { inProgressRefusal } from './in-progress-check.js';
+import { BLOCKING_STATUSES, duplicateWindowSince, inProgressRefusal } from './in-progress-check.js';
 import { optOutRefusal, type OptOutLookup } from './opt-out-check.js';
 
 /** The order in which the rules are checked; the first that fails decides. */
@@ -86,11 +86,22 @@ export function evaluateProtections(
     );
   }
   const planned = Number.isNaN(requested) ? now : Math.max(now, requested);
+  const antiHarassment = input.antiHarassment && !isTestNumber(input.settings, input.phoneNumber);
+  // Everything the checks read, in one read; their arguments are the checks' own.
+  const q: NumberFactsQuery = {
+    companyId: input.companyId,
+    phoneNumber: input.phoneNumber,
+    agentId: input.agentId,
+    openStatuses: BLOCKING_STATUSES,
+    agentSince: duplicateWindowSince(now),
+    touchedSince: antiHarassment ? antiHarassmentSince(planned) : null,
+  };
+  const { history, optOuts } = factsLookups(q, deps.history.numberFacts(q), deps);
   const refusal =
-    optOutRefusal(deps.optOuts, input.companyId, input.phoneNumber, planned, now) ??
-    inProgressRefusal(deps.history, input.companyId, input.phoneNumber, input.agentId, now) ??
-    (input.antiHarassment && !isTestNumber(input.settings, input.phoneNumber)
-      ? antiHarassmentRefusal(deps.history, input.companyId, input.phoneNumber, planned, now)
+    optOutRefusal(optOuts, input.companyId, input.phoneNumber, planned, now) ??
+    inProgressRefusal(history, input.companyId, input.phoneNumber, input.agentId, now) ??
+    (antiHarassment
+      ? antiHarassmentRefusal(history, input.companyId, input.phoneNumber, planned, now)
       : undefined);
   if (refusal) throw refusal;
   return applyTimeAndDayRules(input, planned, now);

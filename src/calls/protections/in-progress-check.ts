@@ -71,7 +71,7 @@ export function inProgressRefusal(
     companyId,
     phoneNumber,
     agentId,
-    new Date(now - DUPLICATE_WINDOW_MS).toISOString(),
+    duplicateWindowSince(now),
   );
   if (recent && recent.id !== opts.excludeRecordId) {
     return refusal(
@@ -82,6 +82,11 @@ export function inProgressRefusal(
     );
   }
   return undefined;
+}
+
+/** The same number + agent requested after this (ISO) blocks a new request at `now`. */
+export function duplicateWindowSince(now: number): string {
+  return new Date(now - DUPLICATE_WINDOW_MS).toISOString();
 }
 
 function liveDetails(r: CallRecord): Record<string, unknown> {

@@ -34,7 +34,7 @@ export function makeKit(
   const companyId =
     existing?.id ??
     new AccountService(store, clock).createCompany('acme', null, {}, opts.settings ?? {}).id;
-  const history = new SqliteCallHistoryRepository(store.db, store.calls);
+  const history = new SqliteCallHistoryRepository(store.db, store.calls, store.optOuts);
   const schedules = new SqliteScheduleRepository(store.db);
   return {
     store,

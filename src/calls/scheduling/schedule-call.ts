@@ -3,7 +3,7 @@
 // in one unit of work. The row's idempotency key is `<recordId>:<round>`
 // (`:<n>` added when the gate deferred the same round before).
 import type { Clock } from '../../clock.js';
-import type { CallPatch } from '../../model/call-record.js';
+import type { CallPatch, CallRecord } from '../../model/call-record.js';
 import { OPEN_STATUSES } from '../../model/call-status.js';
 import type { ScheduleKind } from '../../model/schedule.js';
 import { CallError } from '../call-error.js';
@@ -68,8 +68,47 @@ export function scheduleCall(deps: ScheduleCallDeps, req: ScheduleCallRequest): 
   });
 }
 
+/**
+ * Schedules the first dial of a record inserted in the same unit of work (call
+ * inside it): the record is `to_be_processed` and has no schedule rows, so
+ * nothing is read back, and the writes need no answer (on PostgreSQL they go
+ * with the unit's commit instead of a round trip each).
+ */
+export function scheduleNewCall(
+  deps: { schedules: Pick<ScheduleRepository, 'add'>; calls: Pick<CallRepository, 'patch'> },
+  record: Pick<CallRecord, 'id' | 'companyId'>,
+  req: { dueAt: number; nowIso: string },
+): void {
+  const idempotencyKey = `${record.id}:1`;
+  deps.schedules.add(
+    {
+      callRecordId: record.id,
+      companyId: record.companyId,
+      dueAt: req.dueAt,
+      kind: 'initial',
+      attempt: 1,
+      idempotencyKey,
+    },
+    req.nowIso,
+  );
+  deps.calls.patch(
+    record.id,
+    scheduledPatch(
+      'initial',
+      { idempotencyKey, dueAt: new Date(req.dueAt).toISOString() },
+      req.nowIso,
+    ),
+    req.nowIso,
+    { onlyFrom: ['to_be_processed'], detail: 'scheduled:initial' },
+  );
+}
+
 /** The record fields of a scheduled dial (spec §2.5 "Scheduling and request echoes"). */
-export function scheduledPatch(kind: ScheduleKind, row: ScheduleResult, nowIso: string): CallPatch {
+export function scheduledPatch(
+  kind: ScheduleKind,
+  row: Pick<ScheduleResult, 'idempotencyKey' | 'dueAt'>,
+  nowIso: string,
+): CallPatch {
   const again = kind !== 'initial' || row.idempotencyKey.split(':').length > 2;
   return {
     status: 'scheduled',

@@ -5,6 +5,8 @@
 // trigger). Each answer is one statement returning whole records, where the
 // SQLite repository reads ids and then each record.
 import type { CallRecord } from '../../model/call-record.js';
+import type { NumberFacts, NumberFactsQuery } from '../../model/number-facts.js';
+import { PgOptOutRepository } from './pg-opt-out-repository.js';
 import { toCallRecord, type CallRow } from './pg-call-repository.js';
 import type { Queryable } from './pg-schedule-repository.js';
 
@@ -42,6 +44,39 @@ export class PgCallHistoryRepository {
       [companyId, phoneNumber, since],
     );
     return rows.map(toCallRecord);
+  }
+
+  /**
+   * The number's opt-out and the three answers of this repository, for one
+   * admission: one request from the main thread, two statements here (the
+   * three answers are one UNION, each row tagged with its part).
+   */
+  async numberFacts(q: NumberFactsQuery): Promise<NumberFacts> {
+    const { companyId, phoneNumber } = q;
+    const optOut = await new PgOptOutRepository(this.db).get(companyId, phoneNumber);
+    const { rows } = await this.db.query<CallRow & { part: 'open' | 'touched' | 'agent' }>(
+      `SELECT * FROM (
+         SELECT 'open' AS part, c.* FROM call_numbers n JOIN calls c ON c.id = n.call_record_id
+         WHERE n.company_id = $1 AND n.phone_number = $2 AND c.status = ANY($3::text[])
+         UNION ALL
+         SELECT 'touched', c.* FROM call_numbers n JOIN calls c ON c.id = n.call_record_id
+         WHERE $5::text IS NOT NULL AND n.company_id = $1 AND n.phone_number = $2
+           AND c.modified_at COLLATE "C" >= $5
+         UNION ALL
+         (SELECT 'agent', * FROM calls
+          WHERE company_id = $1 AND phone_number = $2 AND agent_id IS NOT DISTINCT FROM $4
+            AND created_at COLLATE "C" > $6
+          ORDER BY created_at COLLATE "C" DESC, id COLLATE "C" LIMIT 1)
+       ) c ${OLDEST_FIRST}`,
+      [companyId, phoneNumber, q.openStatuses, q.agentId, q.touchedSince, q.agentSince],
+    );
+    const part = (p: string) => rows.filter((r) => r.part === p).map(toCallRecord);
+    return {
+      optOut,
+      open: part('open'),
+      latestWithAgent: part('agent')[0],
+      touched: q.touchedSince === null ? null : part('touched'),
+    };
   }
 
   /** The latest record for this number and agent (null matches null) created after `since`. */

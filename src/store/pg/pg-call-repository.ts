@@ -169,6 +169,15 @@ export class PgCallRepository {
    * later, as SQLite's `withoutFsync` leaves it to the next fsync), except
    * as one statement (UPDATE_ALONE) outside a transaction: that commits durably.
    */
+  async patch(
+    id: string,
+    patch: CallPatch,
+    at: string,
+    opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean } = {},
+  ): Promise<void> {
+    await this.update(id, patch, at, opts);
+  }
+
   async update(
     id: string,
     patch: CallPatch,

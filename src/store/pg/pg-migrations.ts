@@ -256,6 +256,26 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
         FOR EACH ROW EXECUTE FUNCTION calls_numbers_keep();
     `,
   },
+  {
+    // A change to the configuration a daemon caches (config-cache.ts) is
+    // announced to every daemon on the channel gateway_config, the payload
+    // naming the table; PostgreSQL delivers it when the change commits.
+    version: 4,
+    sql: `
+      CREATE FUNCTION gateway_config_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('gateway_config', TG_TABLE_NAME);
+        RETURN NULL;
+      END $$;
+      ${['companies', 'plans', 'api_keys', 'documents', 'webhook_endpoints']
+        .map(
+          (t) => `CREATE TRIGGER ${t}_config_changed
+        AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${t}
+        FOR EACH STATEMENT EXECUTE FUNCTION gateway_config_changed();`,
+        )
+        .join('\n      ')}
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

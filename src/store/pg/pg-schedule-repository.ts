@@ -4,11 +4,12 @@
 // lease with the daemon's node id; a row marked `dispatched` (its INVITE
 // may have left) is never claimed again (DESIGN "Reliability rules").
 import type pg from 'pg';
-import type {
-  NewSchedule,
-  ScheduleKind,
-  ScheduleRow,
-  ScheduleState,
+import {
+  ScheduleKeyTakenError,
+  type NewSchedule,
+  type ScheduleKind,
+  type ScheduleRow,
+  type ScheduleState,
 } from '../../model/schedule.js';
 
 interface Row {
@@ -45,6 +46,10 @@ export class PgScheduleRepository {
       [s.callRecordId, s.companyId, s.dueAt, s.kind, s.attempt, s.idempotencyKey, at],
     );
     return rows[0] && toSchedule(rows[0]);
+  }
+
+  async add(s: NewSchedule, at: string): Promise<void> {
+    if (!(await this.insert(s, at))) throw new ScheduleKeyTakenError(s.idempotencyKey);
   }
 
   async get(id: number): Promise<ScheduleRow | undefined> {

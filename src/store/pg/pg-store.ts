@@ -8,6 +8,7 @@ import type { Store, StoreUnitOfWork } from '../store.js';
 import type { PgNodeRegistry } from './pg-node-registry.js';
 import type { PgRepositories } from './pg-repositories.js';
 import { RETRYABLE } from './pg-unit-of-work.js';
+import { CONFIG_REPOS, ConfigCache, readKey } from './config-cache.js';
 import { StoreBridge, StoreError, type StoreBridgeOptions } from './store-bridge.js';
 
 const MAX_ATTEMPTS = 3;
@@ -27,28 +28,47 @@ export type Blocking<T> = {
 export interface PgStore extends Store {
   readonly kind: 'postgres';
   nodes: Blocking<PgNodeRegistry>;
+  /** Whether other daemons' configuration changes are heard, so cached configuration is used. */
+  hearsConfigChanges(): boolean;
 }
 
 /** Opens the store: starts the worker and brings the schema up to date. */
 export function openPgStore(opts: PgStoreOptions): PgStore {
   const bridge = new StoreBridge(opts);
   bridge.call({ op: 'migrate' });
+  const unitOfWork = new PgBridgeUnitOfWork(bridge);
+  const cache = new ConfigCache(bridge.generations);
   const repo = <K extends keyof PgRepositories | 'nodes'>(
     name: K,
-    revive?: (v: unknown) => unknown,
-  ) =>
-    new Proxy(
+    revive: (v: unknown) => unknown = (v) => v,
+  ) => {
+    const policy = CONFIG_REPOS[name];
+    return new Proxy(
       {},
       {
         get: (_target, method) =>
           typeof method !== 'string'
             ? undefined
             : (...args: unknown[]) => {
-                const value = bridge.call({ op: 'call', repo: name, method, args });
-                return revive ? revive(value) : value;
+                const tx = unitOfWork.tx;
+                if (tx !== undefined && POSTED[name]?.[method]) {
+                  bridge.post({ op: 'call', repo: name, method, args, tx });
+                  return POSTED[name][method](args);
+                }
+                const load = () => bridge.call({ op: 'call', repo: name, method, args, tx });
+                const table = policy?.cached[method];
+                if (table && tx === undefined)
+                  return revive(cache.read(table, readKey(name, method, args), load));
+                try {
+                  return revive(load());
+                } finally {
+                  const changed = policy?.writes[method];
+                  if (changed) cache.changed(changed);
+                }
               },
       },
     ) as never;
+  };
 
   const webhooks = repo('webhooks') as Store['webhooks'];
   // The facade's own field: the worker says when deliveries were written.
@@ -61,7 +81,7 @@ export function openPgStore(opts: PgStoreOptions): PgStore {
 
   return {
     kind: 'postgres',
-    unitOfWork: new PgBridgeUnitOfWork(bridge),
+    unitOfWork,
     companies: repo('companies'),
     apiKeys: repo('apiKeys', reviveKeyHash),
     agents: repo('agents'),
@@ -75,56 +95,123 @@ export function openPgStore(opts: PgStoreOptions): PgStore {
     dialogs: repo('dialogs'),
     webhooks,
     nodes: repo('nodes'),
+    hearsConfigChanges: () => bridge.generations.listening,
     close: () => bridge.close(),
   };
 }
 
-/** Transactions through the bridge; nested runs are savepoints, as SQLite's are. */
+/**
+ * The writes inside a unit of work that are posted, not waited for (bridge
+ * `post`), with what the caller gets back at once: their answer is known
+ * before the database gives it. A failure surfaces at the unit's next wait
+ * and fails the unit, as it would have where it happened.
+ */
+const POSTED: Partial<
+  Record<keyof PgRepositories | 'nodes', Record<string, (args: unknown[]) => unknown>>
+> = {
+  // The inserted record is the one given (pg-call-repository.ts insert).
+  calls: { insert: (args) => args[0], patch: () => undefined },
+  schedules: { add: () => undefined },
+};
+
+/**
+ * Transactions through the bridge; nested runs are savepoints, as SQLite's
+ * are. BEGIN (with its locks), SAVEPOINT and RELEASE are posted: they go
+ * with the unit's next step, and their failures surface there. Each unit
+ * has its own transaction id; `runDurable` leaves its commit to the worker
+ * and the next unit begins meanwhile, on another connection.
+ */
 class PgBridgeUnitOfWork implements StoreUnitOfWork {
   private depth = 0;
+  /** The running unit's transaction, while `fn` runs. */
+  private current: number | undefined;
 
   constructor(private readonly bridge: StoreBridge) {}
 
+  /** The transaction the repositories' calls belong to now, if any. */
+  get tx(): number | undefined {
+    return this.current;
+  }
+
   run<T>(fn: () => T, serializeOn: readonly string[] = []): T {
-    if (this.depth > 0) return this.nested(fn, serializeOn);
+    if (this.current !== undefined) return this.nested(fn, serializeOn);
     for (let attempt = 1; ; attempt++) {
-      this.bridge.call({ op: 'begin', keys: serializeOn });
-      this.depth = 1;
       try {
-        const value = fn();
-        if (isPromise(value)) throw new Error('a unit of work runs synchronously');
-        this.bridge.call({ op: 'commit' });
-        return value;
+        return this.attempt(fn, serializeOn, (tx) => this.bridge.call({ op: 'commit', tx }));
       } catch (err) {
-        try {
-          this.bridge.call({ op: 'rollback' });
-        } catch {
-          // the transaction is gone with its connection: nothing to undo
-        }
-        const code = err instanceof StoreError ? err.code : undefined;
-        if (attempt >= MAX_ATTEMPTS || !code || !RETRYABLE.has(code)) throw err;
-      } finally {
-        this.depth = 0;
+        if (attempt >= MAX_ATTEMPTS || !retryable(err)) throw err;
       }
     }
   }
 
+  async runDurable<T>(fn: () => T, serializeOn: readonly string[] = []): Promise<T> {
+    if (this.current !== undefined) return this.nested(fn, serializeOn);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        let committed: Promise<void> = Promise.resolve();
+        const value = this.attempt(fn, serializeOn, (tx) => {
+          committed = this.bridge.commitAsync(tx);
+        });
+        await committed;
+        return value;
+      } catch (err) {
+        if (attempt >= MAX_ATTEMPTS || !retryable(err)) throw err;
+      }
+    }
+  }
+
+  /** BEGIN, `fn`, then `commit`; on a failure, ROLLBACK and rethrow. */
+  private attempt<T>(fn: () => T, serializeOn: readonly string[], commit: (tx: number) => void): T {
+    const tx = this.bridge.newTransaction();
+    this.bridge.post({ op: 'begin', keys: serializeOn, tx });
+    this.current = tx;
+    this.depth = 1;
+    try {
+      const value = fn();
+      if (isPromise(value)) throw new Error('a unit of work runs synchronously');
+      this.current = undefined;
+      commit(tx);
+      return value;
+    } catch (err) {
+      try {
+        this.bridge.call({ op: 'rollback', tx });
+      } catch {
+        // the transaction is gone with its connection: nothing to undo
+      }
+      throw err;
+    } finally {
+      this.current = undefined;
+      this.depth = 0;
+    }
+  }
+
   private nested<T>(fn: () => T, serializeOn: readonly string[]): T {
+    const tx = this.current!;
     const name = `uow_${this.depth}`;
-    if (serializeOn.length > 0) this.bridge.call({ op: 'lock', keys: serializeOn });
-    this.bridge.call({ op: 'savepoint', name });
+    if (serializeOn.length > 0) this.bridge.post({ op: 'lock', keys: serializeOn, tx });
+    this.bridge.post({ op: 'savepoint', name, tx });
     this.depth++;
     try {
       const value = fn();
-      this.bridge.call({ op: 'release', name });
+      this.bridge.post({ op: 'release', name, tx });
       return value;
     } catch (err) {
-      this.bridge.call({ op: 'rollbackTo', name });
+      try {
+        this.bridge.call({ op: 'rollbackTo', name, tx });
+      } catch {
+        // the savepoint never was (its transaction had failed): the unit fails with `err`
+      }
       throw err;
     } finally {
       this.depth--;
     }
   }
+}
+
+/** A deadlock or serialization failure: the unit runs again from the start. */
+function retryable(err: unknown): boolean {
+  const code = err instanceof StoreError ? err.code : undefined;
+  return code !== undefined && RETRYABLE.has(code);
 }
 
 function isPromise(v: unknown): boolean {

@@ -11,11 +11,14 @@ export interface StoreWorkerData {
   port: MessagePort;
   /** An Int32Array's SharedArrayBuffer: the worker sets [0] to 1 when a reply is on the port. */
   signal: SharedArrayBuffer;
+  /** ConfigGenerations' buffer: the worker bumps it as changes are announced. */
+  generations: SharedArrayBuffer;
   /** The TypeScript entry, when booted through tsx. */
   entry?: string;
 }
 
-export type BridgeRequest = { id: number } & (
+/** `tx`: the transaction a request belongs to (none: outside any). */
+export type BridgeRequest = { id: number; tx?: number } & (
   | { op: 'migrate' }
   | { op: 'call'; repo: keyof PgRepositories | 'nodes'; method: string; args: unknown[] }
   | { op: 'begin'; keys: readonly string[] }

@@ -3,7 +3,7 @@
 import type { OptOut } from '../../model/entities.js';
 import type { Queryable } from './pg-schedule-repository.js';
 
-interface Row {
+export interface OptOutRow {
   company_id: string;
   phone_number: string;
   permanent: boolean;
@@ -38,7 +38,7 @@ export class PgOptOutRepository {
   }
 
   async get(companyId: string, phoneNumber: string): Promise<OptOut | undefined> {
-    const { rows } = await this.db.query<Row>(
+    const { rows } = await this.db.query<OptOutRow>(
       'SELECT * FROM opt_outs WHERE company_id = $1 AND phone_number = $2',
       [companyId, phoneNumber],
     );
@@ -46,7 +46,7 @@ export class PgOptOutRepository {
   }
 
   async list(companyId: string): Promise<OptOut[]> {
-    const { rows } = await this.db.query<Row>(
+    const { rows } = await this.db.query<OptOutRow>(
       `SELECT * FROM opt_outs WHERE company_id = $1
        ORDER BY created_at COLLATE "C", phone_number COLLATE "C"`,
       [companyId],
@@ -63,7 +63,7 @@ export class PgOptOutRepository {
   }
 }
 
-function toOptOut(row: Row): OptOut {
+export function toOptOut(row: OptOutRow): OptOut {
   return {
     companyId: row.company_id,
     phoneNumber: row.phone_number,

@@ -306,12 +306,18 @@ describe('PostgreSQL store: posted steps, commits that do not block, cached conf
     const pa = a as PgStore;
     await until(() => pa.hearsConfigChanges());
     const sql = pools.open(url, 1);
-    expect(a.companies.get('co')?.settings).toEqual({});
-    // A change that announces nothing is not seen: the answer came from the cache.
-    await sql.query('ALTER TABLE companies DISABLE TRIGGER companies_config_changed');
-    await sql.query(`UPDATE companies SET settings = '{"silent": 1}' WHERE id = 'co'`);
-    expect(a.companies.get('co')?.settings).toEqual({});
-    await sql.query('ALTER TABLE companies ENABLE TRIGGER companies_config_changed');
+    // A change that announces nothing is not seen: the answer came from the cache. (The
+    // seed's own notification may still be on its way and drop the entry: then again.)
+    let heldBy = 0;
+    for (let attempt = 1; attempt <= 5 && heldBy === 0; attempt++) {
+      const before = a.companies.get('co')?.settings;
+      await sql.query('ALTER TABLE companies DISABLE TRIGGER companies_config_changed');
+      await sql.query(`UPDATE companies SET settings = $1 WHERE id = 'co'`, [{ silent: attempt }]);
+      await sql.query('ALTER TABLE companies ENABLE TRIGGER companies_config_changed');
+      if (JSON.stringify(a.companies.get('co')?.settings) === JSON.stringify(before))
+        heldBy = attempt;
+    }
+    expect(heldBy).toBeGreaterThan(0);
     // Another daemon's change is announced and seen.
     b.companies.updateSettings('co', { fromB: true } as never);
     await until(() => (a.companies.get('co')?.settings as { fromB?: boolean }).fromB === true);

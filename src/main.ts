@@ -334,7 +334,7 @@ async function main(): Promise<void> {
   const calls = new CallService(store, clock, {
     dispatcher,
     trunkHealth: trunkAvailability,
-    onScheduled: () => scheduler.poke(),
+    onScheduled: (dueAt) => scheduler.poke(dueAt),
   });
   const app = await buildApp({
     config: config.http,

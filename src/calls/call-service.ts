@@ -62,8 +62,8 @@ export interface CallServiceOptions {
   trunkHealth?: TrunkHealth;
   /** Destination time zones (default: from the number's prefix data). */
   zones?: (e164: string) => Promise<DestinationZones>;
-  /** Told when a scheduled call is stored (polls at once when it is due). */
-  onScheduled?: () => void;
+  /** Told when a scheduled call is stored, with when it is due (Unix ms). */
+  onScheduled?: (dueAt: number) => void;
 }
 
 export class CallService {
@@ -160,8 +160,9 @@ export class CallService {
     // Protections, plan and insert in one transaction, with no await between
     // them, so two requests cannot both pass a check (spec §4.1 rules 3-7);
     // serialized per number (and plan counts) across daemons (rule 2).
+    const plan = this.store.companies.getPlan(companyId);
     const keys = decisionKeys(
-      this.store,
+      plan,
       companyId,
       [req.destinationNumber, ...(req.additionalPhoneNumbers ?? [])],
       choice.trunk,
@@ -183,7 +184,7 @@ export class CallService {
         },
         { history: this.store.callHistory, optOuts: this.store.optOuts, clock: this.clock },
       );
-      checkPlanLimits(this.store, companyId, choice.trunk);
+      checkPlanLimits(this.store, plan, companyId, choice.trunk);
       record.destinationTimeZones = d.zones;
       record.destinationCountry = d.country;
       record.destinationZoneSource = d.zoneSource;
@@ -195,7 +196,7 @@ export class CallService {
     }, keys);
 
     if (decision.kind === 'schedule') {
-      this.options.onScheduled?.();
+      this.options.onScheduled?.(Date.parse(decision.at));
       return {
         callId: record.callId,
         scheduled: true,

@@ -1,7 +1,7 @@
 // The plan's 402s (spec §7), checked when a call is requested and again when
 // it is dialed. Channels count calls holding a SIP channel now; concurrent
 // slots count every accepted call not yet finished (docs/decisions).
-import type { SipTrunk } from '../model/entities.js';
+import type { Plan, SipTrunk } from '../model/entities.js';
 import type { CallStore } from './ports/call-store.js';
 import { CallError } from './call-error.js';
 import { ACTIVE_STATUSES, LIVE_STATUSES } from '../model/call-status.js';
@@ -14,12 +14,11 @@ import { companyKey, numberKey } from '../model/serialization-keys.js';
  * numbers of one company are decided side by side.
  */
 export function decisionKeys(
-  store: Pick<CallStore, 'companies'>,
+  plan: Plan | undefined,
   companyId: string,
   numbers: readonly string[],
   trunk: SipTrunk | null,
 ): string[] {
-  const plan = store.companies.getPlan(companyId);
   const keys = numbers.map((n) => numberKey(companyId, n));
   if (plan && (plan.maxChannels !== null || plan.maxConcurrentCalls !== null))
     keys.push(companyKey(companyId));
@@ -37,8 +36,17 @@ export function channelsInUse(store: Pick<CallStore, 'calls'>, companyId: string
   );
 }
 
-export function checkPlanLimits(store: CallStore, companyId: string, trunk: SipTrunk | null): void {
-  const plan = store.companies.getPlan(companyId);
+/**
+ * Refuses the call when `plan` (read once for the admission, before its
+ * keys: the same plan decides what is locked and what is checked) or the
+ * trunk leaves no room; the counts are read in the caller's unit of work.
+ */
+export function checkPlanLimits(
+  store: Pick<CallStore, 'calls'>,
+  plan: Plan | undefined,
+  companyId: string,
+  trunk: SipTrunk | null,
+): void {
   if (!plan || !plan.allowOutbound) {
     throw new CallError(
       'outbound_calls_not_allowed',

@@ -146,7 +146,7 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
     env: 'GATEWAY_DATABASE_POOL_SIZE',
     min: 1,
     description:
-      'PostgreSQL connections of this daemon (the store worker uses them one request at a time).',
+      'PostgreSQL connections of this daemon: each transaction has its own while it runs or commits (one more listens for configuration changes).',
   },
   {
     key: 'store.timeoutMs',

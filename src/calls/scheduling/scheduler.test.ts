@@ -62,6 +62,30 @@ afterEach(() => {
 });
 
 describe('Scheduler', () => {
+  it('a poke polls at once for a call due before the next poll, not for one due later', () => {
+    const kit = makeKit();
+    const armed: number[] = [];
+    const sch = new Scheduler(
+      {
+        schedules: kit.schedules,
+        calls: kit.store.calls,
+        clock: kit.clock,
+        dial: () => Promise.resolve(),
+        timers: { setTimeout: (_fn, ms) => armed.push(ms), clearTimeout: () => undefined },
+      },
+      { owner: 'daemon-a', pollIntervalMs: 1000 },
+    );
+    sch.start();
+    expect(armed).toEqual([0]);
+    sch.poke(kit.clock.now() + 86_400_000); // tomorrow: the regular polls find it
+    sch.poke(kit.clock.now() + 1001);
+    expect(armed).toEqual([0]);
+    sch.poke(kit.clock.now() + 1000); // due before the next poll
+    sch.poke(kit.clock.now() - 5);
+    sch.poke();
+    expect(armed).toEqual([0, 0, 0, 0]);
+  });
+
   it('dials a due call once, with its attempt and idempotency key', async () => {
     const kit = makeKit();
     const d = dialer(kit, 'a');

@@ -112,8 +112,14 @@ export class Scheduler {
     await this.current?.catch(() => 0);
   }
 
-  /** Polls now (e.g. right after scheduling a call that is already due). */
-  poke(): void {
+  /**
+   * Polls now (e.g. right after scheduling a call that is already due). With
+   * `dueAt` (Unix ms), only when it falls before the next regular poll: a
+   * call due tomorrow waits for the poll that finds it (on PostgreSQL a
+   * poll costs the main thread its round trips).
+   */
+  poke(dueAt?: number): void {
+    if (dueAt !== undefined && dueAt > this.deps.clock.now() + this.pollIntervalMs) return;
     if (this.running && !this.current) this.arm(0);
   }
 

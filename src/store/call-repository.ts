@@ -2,33 +2,12 @@
 // spec §2.5 shape) is a JSON document. Every status change is also appended
 // to call_events with its timestamp.
 import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../model/call-record.js';
+import { callDocument, callRecordOf, type CallColumns } from './call-columns.js';
 import { withoutFsync, type Db } from './database.js';
 
-interface Row {
-  id: string;
-  call_id: string;
-  company_id: string;
-  phone_number: string;
-  agent_id: string | null;
-  status: string;
-  scheduled_at: string | null;
-  created_at: string;
-  modified_at: string;
+interface Row extends CallColumns {
   data: string;
 }
-
-const COLUMN_KEYS = [
-  'id',
-  'callId',
-  'companyId',
-  'phoneNumber',
-  'agentId',
-  'status',
-  'scheduledAt',
-  'createdAt',
-  'modifiedAt',
-] as const;
-const COLUMNS: ReadonlySet<string> = new Set(COLUMN_KEYS);
 
 /** Told of every change inside its transaction (the webhook outbox: issue 25). */
 export type CallChangeListener = (
@@ -210,8 +189,6 @@ export class SqliteCallRepository {
 }
 
 function toParams(r: CallRecord): Record<string, unknown> {
-  const data: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(r)) if (!COLUMNS.has(k) && v !== undefined) data[k] = v;
   return {
     id: r.id,
     callId: r.callId,
@@ -222,21 +199,10 @@ function toParams(r: CallRecord): Record<string, unknown> {
     scheduledAt: r.scheduledAt,
     createdAt: r.createdAt,
     modifiedAt: r.modifiedAt,
-    data: JSON.stringify(data),
+    data: JSON.stringify(callDocument(r)),
   };
 }
 
 function toRecord(row: Row): CallRecord {
-  return {
-    ...(JSON.parse(row.data) as Omit<CallRecord, (typeof COLUMN_KEYS)[number]>),
-    id: row.id,
-    callId: row.call_id,
-    companyId: row.company_id,
-    phoneNumber: row.phone_number,
-    agentId: row.agent_id,
-    status: row.status as CallRecord['status'],
-    scheduledAt: row.scheduled_at,
-    createdAt: row.created_at,
-    modifiedAt: row.modified_at,
-  };
+  return callRecordOf(row, JSON.parse(row.data));
 }

@@ -28,7 +28,26 @@ export interface AllowedInstant {
   blockedDay?: BlockedDayKind;
 }
 
-type Interval = [number, number];
+export type Interval = [number, number];
+
+/**
+ * How the search reads local days: zone-time's tables here; the luxon walk
+ * this replaced in the test oracle (test-support/calling-window-luxon.ts).
+ */
+export interface ZoneCalendar {
+  /** Allowed UTC intervals in one zone covering [a, b), sorted and merged. */
+  intervals(
+    zone: string,
+    rules: CallingRules,
+    active: ActiveRules,
+    a: number,
+    b: number,
+  ): Interval[];
+  /** Why the local date of `at` in `zone` is blocked, if it is. */
+  blockedDayAt(zone: string, rules: CallingRules, at: number): BlockedDayKind | undefined;
+  /** Days in the search's first chunk. */
+  firstChunkDays: number;
+}
 
 /** Most calls are allowed within a day or two: the first chunk is short. */
 const FIRST_CHUNK_DAYS = 3;
@@ -48,6 +67,7 @@ export function effectiveZones(
   rules: CallingRules,
   from: number,
   active: ActiveRules,
+  calendar: ZoneCalendar = TABLES,
 ): { zones: string[]; source: 'number' | 'default' } | undefined {
   const fallback = rules.defaultZone ?? countryDefaultZone(dest.country);
   if (dest.zones.length === 0)
@@ -56,7 +76,7 @@ export function effectiveZones(
   // DESIGN: no common hour across the zones → the default zone decides.
   const timeOnly: ActiveRules = { time: true, day: false };
   const common = intersectAll(
-    dest.zones.map((z) => zoneIntervals(z, rules, timeOnly, from, from + 2 * DAY_MS)),
+    dest.zones.map((z) => calendar.intervals(z, rules, timeOnly, from, from + 2 * DAY_MS)),
   );
   if (common.some(([s, e]) => e > from && s < from + 2 * DAY_MS)) {
     return { zones: [...dest.zones], source: 'number' };
@@ -74,22 +94,25 @@ export function nextAllowedInstant(
   from: number,
   rules: CallingRules,
   active: ActiveRules,
+  calendar: ZoneCalendar = TABLES,
 ): AllowedInstant | undefined {
-  const chosen = effectiveZones(dest, rules, from, active);
+  const chosen = effectiveZones(dest, rules, from, active, calendar);
   if (!active.time && !active.day) {
     return { at: from, zones: chosen?.zones ?? [], zoneSource: chosen?.source ?? 'number' };
   }
   if (!chosen) return undefined;
   const base = { zones: chosen.zones, zoneSource: chosen.source };
   const end = from + SEARCH_END_MS;
-  for (let a = from, days = FIRST_CHUNK_DAYS; a < end; days = SEARCH_CHUNK_DAYS) {
+  for (let a = from, days = calendar.firstChunkDays; a < end; days = SEARCH_CHUNK_DAYS) {
     const b = Math.min(a + days * DAY_MS, end);
-    const common = intersectAll(chosen.zones.map((z) => zoneIntervals(z, rules, active, a, b)));
+    const common = intersectAll(
+      chosen.zones.map((z) => calendar.intervals(z, rules, active, a, b)),
+    );
     const hit = common.find(([, e]) => e > from);
     if (hit) {
       const at = Math.max(hit[0], from);
       if (at === from) return { at, ...base };
-      const blocked = active.day ? firstBlockedDay(chosen.zones, rules, from) : undefined;
+      const blocked = active.day ? firstBlockedDay(calendar, chosen.zones, rules, from) : undefined;
       return blocked
         ? { at, ...base, reason: 'blocked_day', blockedDay: blocked }
         : { at, ...base, reason: 'outside_calling_hours' };
@@ -101,18 +124,26 @@ export function nextAllowedInstant(
 
 /** Why the local date of `at` is blocked in any of the zones, if it is. */
 function firstBlockedDay(
+  calendar: ZoneCalendar,
   zones: readonly string[],
   rules: CallingRules,
   at: number,
 ): BlockedDayKind | undefined {
   for (const zone of zones) {
-    const day = ZoneOffsets.of(zone)?.localDayOf(at);
-    const kind =
-      day === undefined ? undefined : blockedDay(rules, isoDateOfDay(day), weekdayOfDay(day));
+    const kind = calendar.blockedDayAt(zone, rules, at);
     if (kind) return kind;
   }
   return undefined;
 }
+
+const TABLES: ZoneCalendar = {
+  intervals: (zone, rules, active, a, b) => zoneIntervals(zone, rules, active, a, b),
+  blockedDayAt: (zone, rules, at) => {
+    const day = ZoneOffsets.of(zone)?.localDayOf(at);
+    return day === undefined ? undefined : blockedDay(rules, isoDateOfDay(day), weekdayOfDay(day));
+  },
+  firstChunkDays: FIRST_CHUNK_DAYS,
+};
 
 /**
  * Allowed UTC intervals in one zone covering [a, b), sorted and merged. The
@@ -138,11 +169,7 @@ export function zoneIntervals(
     if (!active.day || !blockedDay(rules, isoDateOfDay(day), weekdayOfDay(day))) {
       const s = active.time ? wallTime(tz, day, start, next, rules.startMinute) : start.ts;
       const e = active.time ? wallTime(tz, day, start, next, rules.endMinute) : next.ts;
-      const prev = out[out.length - 1];
-      if (e > s) {
-        if (prev && prev[1] >= s) prev[1] = Math.max(prev[1], e);
-        else out.push([s, e]);
-      }
+      appendMerged(out, s, e);
     }
     start = next;
   }
@@ -173,6 +200,14 @@ function wallTime(
 ): number {
   if (minute >= 1440) return next.ts;
   return tz.instantOf(day * DAY_MS + minute * MINUTE_MS, start.offset).ts;
+}
+
+/** Appends [s, e) to sorted intervals, merged with the last when they touch; an empty one is dropped. */
+export function appendMerged(out: Interval[], s: number, e: number): void {
+  if (e <= s) return;
+  const prev = out[out.length - 1];
+  if (prev && prev[1] >= s) prev[1] = Math.max(prev[1], e);
+  else out.push([s, e]);
 }
 
 export function intersectAll(lists: Interval[][]): Interval[] {

@@ -8,7 +8,7 @@ import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { checkDial } from './dial-gate.js';
 import { CallError } from '../call-error.js';
-import { scheduleCall } from '../scheduling/schedule-call.js';
+import { scheduleCall } from '../scheduling/test-support/schedule-existing-call.js';
 import { Scheduler } from '../scheduling/scheduler.js';
 import { publicHolidays } from './calling-rules.js';
 import { resolveDestinationZones, type DestinationZones } from './destination-zones.js';

@@ -1,13 +1,11 @@
 // Puts a call record on the durable schedule: one pending row and the
 // record's scheduling fields (spec §2.5 "Scheduling and request echoes"),
-// in one unit of work. The row's idempotency key is `<recordId>:<round>`
+// in the caller's unit of work. The row's idempotency key is `<recordId>:<round>`
 // (`:<n>` added when the gate deferred the same round before).
-import type { Clock } from '../../clock.js';
 import type { CallPatch, CallRecord } from '../../model/call-record.js';
-import { OPEN_STATUSES } from '../../model/call-status.js';
 import type { ScheduleKind } from '../../model/schedule.js';
 import { CallError } from '../call-error.js';
-import type { CallRepository, ScheduleRepository, UnitOfWork } from '../ports/call-store.js';
+import type { CallRepository, ScheduleRepository } from '../ports/call-store.js';
 
 export interface ScheduleResult {
   scheduleId: number;
@@ -20,13 +18,6 @@ export interface ScheduleResult {
   idempotencyKey: string;
 }
 
-export interface ScheduleCallDeps {
-  schedules: ScheduleRepository;
-  calls: Pick<CallRepository, 'getById' | 'update'>;
-  unitOfWork: UnitOfWork;
-  clock: Clock;
-}
-
 export interface ScheduleCallRequest {
   recordId: string;
   dueAt: number;
@@ -36,36 +27,6 @@ export interface ScheduleCallRequest {
   patch?: CallPatch;
   /** Statuses the record may be scheduled from (default: any open one). */
   onlyFrom?: readonly string[];
-}
-
-/**
- * Schedules the record's next dial (row and record). Throws
- * `call_already_scheduled` when the record already has a row waiting
- * (pending or claimed), and `failed_to_schedule_call` when the record is
- * missing or not in `onlyFrom`.
- */
-export function scheduleCall(deps: ScheduleCallDeps, req: ScheduleCallRequest): ScheduleResult {
-  const nowIso = new Date(deps.clock.now()).toISOString();
-  return deps.unitOfWork.run(() => {
-    const record = deps.calls.getById(req.recordId);
-    const from = req.onlyFrom ?? OPEN_STATUSES;
-    if (!record || !from.includes(record.status)) {
-      throw new CallError(
-        'failed_to_schedule_call',
-        record
-          ? `The call cannot be scheduled from its status (${record.status}).`
-          : 'No call record to schedule.',
-      );
-    }
-    const result = insertScheduleRow(deps.schedules, record.companyId, req, nowIso);
-    deps.calls.update(
-      req.recordId,
-      { ...req.patch, ...scheduledPatch(req.kind, result, nowIso) },
-      nowIso,
-      { onlyFrom: from, detail: `scheduled:${req.kind}` },
-    );
-    return result;
-  });
 }
 
 /**

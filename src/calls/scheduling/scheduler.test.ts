@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { addCall, makeKit, type Kit } from '../protections/protections-test-kit.js';
-import { scheduleCall } from './schedule-call.js';
+import { scheduleCall } from './test-support/schedule-existing-call.js';
 import { Scheduler, type DialAttempt, type SchedulerOptions } from './scheduler.js';
 
 const MIN = 60_000;

@@ -7,7 +7,7 @@
 import type { CallRecord } from '../../model/call-record.js';
 import type { NumberFacts, NumberFactsQuery } from '../../model/number-facts.js';
 import { toOptOut, type OptOutRow } from './pg-opt-out-repository.js';
-import { toCallRecord, type CallRow } from './pg-call-repository.js';
+import { toCallRecord, type CallRow } from './pg-call-row.js';
 import type { Queryable } from './pg-schedule-repository.js';
 
 /** Oldest first, byte order as SQLite's BINARY collation. */

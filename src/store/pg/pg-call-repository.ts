@@ -10,35 +10,8 @@ import pg from 'pg';
 import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../../model/call-record.js';
 import type { Queryable } from './pg-schedule-repository.js';
 import { jsonb } from './jsonb.js';
+import { COLUMNS, saveParams, toCallRecord, toParams, type CallRow } from './pg-call-row.js';
 import { LIVE_STATUSES } from '../../model/call-status.js';
-
-/** A row of `calls` as node-postgres returns it (jsonb arrives parsed). */
-export interface CallRow {
-  id: string;
-  call_id: string;
-  company_id: string;
-  phone_number: string;
-  agent_id: string | null;
-  status: string;
-  scheduled_at: string | null;
-  created_at: string;
-  modified_at: string;
-  data: Record<string, unknown>;
-  node_id: string | null;
-}
-
-const COLUMN_KEYS = [
-  'id',
-  'callId',
-  'companyId',
-  'phoneNumber',
-  'agentId',
-  'status',
-  'scheduledAt',
-  'createdAt',
-  'modifiedAt',
-] as const;
-const COLUMNS: ReadonlySet<string> = new Set(COLUMN_KEYS);
 
 /**
  * Told of every change inside its transaction (the webhook outbox: issue 25),
@@ -365,43 +338,4 @@ async function transaction<T>(
   } finally {
     client.release(broken);
   }
-}
-
-function toParams(r: CallRecord): unknown[] {
-  const data: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(r)) if (!COLUMNS.has(k) && v !== undefined) data[k] = v;
-  return [
-    r.id,
-    r.callId,
-    r.companyId,
-    r.phoneNumber,
-    r.agentId,
-    r.status,
-    r.scheduledAt,
-    r.createdAt,
-    r.modifiedAt,
-    jsonb(data),
-  ];
-}
-
-/** SAVE's parameters: the columns an update may change, and the document. */
-function saveParams(r: CallRecord): unknown[] {
-  const [id, , , phoneNumber, agentId, status, scheduledAt, , modifiedAt, data] = toParams(r);
-  return [id, phoneNumber, agentId, status, scheduledAt, modifiedAt, data];
-}
-
-/** A `calls` row as the record (shared with the call history, which reads the same rows). */
-export function toCallRecord(row: CallRow): CallRecord {
-  return {
-    ...(row.data as Omit<CallRecord, (typeof COLUMN_KEYS)[number]>),
-    id: row.id,
-    callId: row.call_id,
-    companyId: row.company_id,
-    phoneNumber: row.phone_number,
-    agentId: row.agent_id,
-    status: row.status as CallRecord['status'],
-    scheduledAt: row.scheduled_at,
-    createdAt: row.created_at,
-    modifiedAt: row.modified_at,
-  };
 }

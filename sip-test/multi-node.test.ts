@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FINAL_STATUSES } from '../src/model/call-status.js';
 import { heldCallScenario } from './support/held-call-scenario.js';
 import { allocatePort, startSipp } from './runner/sipp-runner.js';
+import { limitedCompany } from './support/limited-company.js';
 import { ScriptedUas } from './support/scripted-uas.js';
 import { BOOT_KEY, startGateway, type Gateway } from './support/gateway-harness.js';
 import { startPostgres, TestPools, type PostgresServer } from './support/postgres.js';
@@ -177,38 +178,9 @@ describe('three daemons on one PostgreSQL (issue 27)', () => {
     const { nodes } = await cluster();
     const far = await ScriptedUas.start({ defaultBehaviour: { kind: 'answer' } });
     try {
-      const sub = await nodes[0]!.api('POST', '/api/v1/companies', {
-        name: 'limited',
-        plan: { allowOutbound: true, maxConcurrentCalls: 10 },
-      });
-      expect(sub.status, JSON.stringify(sub.json)).toBe(201);
-      const as = (g: Gateway, method: string, path: string, body?: unknown) =>
-        g.daemon.api(method, path, body, { 'x-api-key': BOOT_KEY, 'x-company-id': sub.json.id });
-      const trunk = await as(nodes[1]!, 'POST', '/api/v1/phones/sip-trunks', {
-        name: 'far',
-        host: '127.0.0.1',
-        port: far.port,
-        callerIds: ['+12125550100'],
-        defaultCallerId: '+12125550100',
-      });
-      const agent = await as(nodes[2]!, 'POST', '/api/v1/agents', {
-        name: 'limited-agent',
-        websocketUrl: nodes[2]!.agentServer.url,
-      });
-      expect([trunk.status, agent.status]).toEqual([201, 201]);
-      const numbers = Array.from({ length: 60 }, (_, i) => number(559, i));
-      const answers = await Promise.all(
-        numbers.map((n, i) =>
-          as(nodes[i % 3]!, 'POST', '/api/v1/phones/calls/initiate-call', {
-            agentId: agent.json.id,
-            destinationNumber: n,
-            sipTrunkId: trunk.json.id,
-            useAntiHarassmentProtection: true,
-            overrideTimeRestriction: true,
-            overrideDayRestriction: true,
-            maxRetries: 0,
-          }),
-        ),
+      const limited = await limitedCompany(nodes, { maxConcurrentCalls: 10 }, far.port);
+      const answers = await limited.initiateAll(
+        Array.from({ length: 60 }, (_, i) => number(559, i)),
       );
       const accepted = answers.filter((r) => r.status === 200);
       expect(accepted).toHaveLength(10);
@@ -220,6 +192,37 @@ describe('three daemons on one PostgreSQL (issue 27)', () => {
       while (far.invites.length < 10 && Date.now() < end) await sleep(200);
       await sleep(1_000);
       expect(far.invites).toHaveLength(10);
+    } finally {
+      far.close();
+    }
+  }, 120_000);
+
+  it("a plan's channels are exact across daemons: 30 requests for 30 numbers, 5 channels, held calls: exactly 5 INVITEs, every other call refused (402) or ended no_channels_available_in_plan", async () => {
+    const { nodes } = await cluster();
+    const far = await ScriptedUas.start({ defaultBehaviour: { kind: 'answer' } });
+    try {
+      const limited = await limitedCompany(nodes, { maxChannels: 5 }, far.port);
+      const answers = await limited.initiateAll(
+        Array.from({ length: 30 }, (_, i) => number(561, i)),
+      );
+      // Accepted calls are not yet live: the channels are counted again when each is dialed.
+      const refused = answers.filter((r) => r.status !== 200);
+      expect(new Set(refused.map((r) => `${r.status} ${r.json.error}`))).toEqual(
+        new Set(refused.length > 0 ? ['402 no_channels_available'] : []),
+      );
+      const ids = answers.filter((r) => r.status === 200).map((r) => r.json.callId as string);
+      const records = await Promise.all(
+        ids.map((id, i) => limited.settled(nodes[i % 3]!, id, 20_000)),
+      );
+      const held = records.filter((r) => r.status === 'in_call');
+      const notDialed = records.filter((r) => r.status !== 'in_call');
+      expect(held).toHaveLength(5);
+      expect(new Set(notDialed.map((r) => `${r.status} ${r.endCallReason}`))).toEqual(
+        new Set(notDialed.length > 0 ? ['failed no_channels_available_in_plan'] : []),
+      );
+      await sleep(1_000);
+      expect(far.invites).toHaveLength(held.length);
+      expect(held.length + notDialed.length + refused.length).toBe(30);
     } finally {
       far.close();
     }

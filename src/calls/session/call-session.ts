@@ -208,6 +208,10 @@ export class CallSession {
         ...(this.idempotencyKey ? { idempotencyKey: this.idempotencyKey } : {}),
       });
       if (pick.kind === 'lost') return this.writer.current;
+      if (pick.kind === 'no_channel') {
+        outcome = { status: 'failed', endCallReason: pick.endCallReason, endAt: pick.endedAt };
+        break;
+      }
       if (pick.kind === 'skip') {
         skipped.push(pick.attempt);
         this.log.info({ skipReason: pick.attempt.skipReason }, 'number skipped by the dial gate');

@@ -6,7 +6,9 @@
 import type { Clock } from '../../clock.js';
 import type { CallRecord, DialedAttempt, SkippedAttempt } from '../../model/call-record.js';
 import type { CallStatus } from '../../model/call-status.js';
-import { numberKey } from '../../model/serialization-keys.js';
+import { companyKey, numberKey } from '../../model/serialization-keys.js';
+import { LIVE_STATUSES } from '../../model/call-status.js';
+import { channelsInUse } from '../plan-limits.js';
 import type { CallStore } from '../ports/call-store.js';
 import { checkDial, type DialPurpose } from '../protections/dial-gate.js';
 import type { DestinationZones } from '../protections/destination-zones.js';
@@ -18,6 +20,8 @@ import type { RoundClosing } from './round-closing.js';
 export type NumberPick =
   | { kind: 'dial'; index: number }
   | { kind: 'skip'; attempt: SkippedAttempt }
+  /** The plan's channels are all taken: the attempt is written failed with `endCallReason`. */
+  | { kind: 'no_channel'; endCallReason: string; endedAt: string }
   /** The record was not in a status this session may write from: another owner has it. */
   | { kind: 'lost' };
 
@@ -36,6 +40,10 @@ export interface PickRequest {
  * skipped number is appended to the attempts; a number to dial gets its
  * attempt and the record moves to `trying` (the first time by a
  * compare-and-set from its pre-dial status: at most one session dials it).
+ * When the plan limits channels, the count and the move to `trying` (which
+ * takes a channel) are serialized per company, so a burst of calls takes
+ * exactly the free channels, across daemons too; a call that finds none
+ * gets a failed attempt and never holds one.
  */
 export function pickNumber(
   store: CallStore,
@@ -43,6 +51,11 @@ export function pickNumber(
   writer: RecordWriter,
   req: PickRequest,
 ): NumberPick {
+  const companyId = writer.current.companyId;
+  // Read before the unit, as the admission does: it decides the keys; the count is read inside.
+  const maxChannels = store.companies.getPlan(companyId)?.maxChannels ?? null;
+  const keys = [numberKey(companyId, req.number)];
+  if (maxChannels !== null) keys.push(companyKey(companyId));
   return store.unitOfWork.run((): NumberPick => {
     const record = writer.current;
     const verdict = checkDial(
@@ -72,6 +85,24 @@ export function pickNumber(
         ? { kind: 'skip', attempt }
         : { kind: 'lost' };
     }
+    if (maxChannels !== null) {
+      // a record already live (a later number of its round) holds its channel
+      const self = LIVE_STATUSES.includes(record.status) ? 1 : 0;
+      if (channelsInUse(store, companyId) - self >= maxChannels) {
+        const endCallReason = 'no_channels_available_in_plan';
+        const { attempts } = writer.attemptAppend({
+          number: req.number,
+          round: req.round,
+          startedAt: now,
+          status: 'failed',
+          endCallReason,
+          endedAt: now,
+        });
+        return writer.write({ attempts }, undefined, req.from)
+          ? { kind: 'no_channel', endCallReason, endedAt: now }
+          : { kind: 'lost' };
+      }
+    }
     const { attempts, index } = writer.attemptAppend({
       number: req.number,
       round: req.round,
@@ -81,7 +112,7 @@ export function pickNumber(
     return writer.status('trying', { attempts }, 'dial', req.from)
       ? { kind: 'dial', index }
       : { kind: 'lost' };
-  }, [numberKey(writer.current.companyId, req.number)]);
+  }, keys);
 }
 
 /** The round's numbers not yet dialed (a round resumed after a crash skips those whose INVITE left). */

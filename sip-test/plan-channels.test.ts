@@ -1,0 +1,50 @@
+// A plan's channels on one daemon with its SQLite file: a burst of calls for
+// a company takes exactly its free channels, whatever the order in which the
+// calls' sessions reach the dial (the agent's WebSocket is opened between
+// the gate and the INVITE). The same across three daemons on PostgreSQL is
+// in multi-node.test.ts.
+import { afterAll, describe, expect, it } from 'vitest';
+import { startGateway, type Gateway } from './support/gateway-harness.js';
+import { limitedCompany } from './support/limited-company.js';
+import { ScriptedUas } from './support/scripted-uas.js';
+
+const started: Gateway[] = [];
+afterAll(async () => {
+  for (const g of started) await g.daemon.stop('SIGKILL');
+  for (const g of started) await g.agentServer.close();
+}, 30_000);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("a plan's channels on one daemon (SQLite)", () => {
+  it('12 requests at once for 12 numbers, 3 channels, calls held: exactly 3 INVITEs; the others end no_channels_available_in_plan or are refused 402', async () => {
+    const gw = await startGateway({
+      GATEWAY_HTTP_MAX_CALL_REQUESTS_IN_FLIGHT: '1000',
+      GATEWAY_RATE_LIMIT_MAX: '100000',
+    });
+    started.push(gw);
+    const far = await ScriptedUas.start({ defaultBehaviour: { kind: 'answer' } });
+    try {
+      const limited = await limitedCompany([gw], { maxChannels: 3 }, far.port);
+      const numbers = Array.from({ length: 12 }, (_, i) => `+1212563${String(i).padStart(4, '0')}`);
+      const answers = await limited.initiateAll(numbers);
+      const refused = answers.filter((r) => r.status !== 200);
+      expect(new Set(refused.map((r) => `${r.status} ${r.json.error}`))).toEqual(
+        new Set(refused.length > 0 ? ['402 no_channels_available'] : []),
+      );
+      const ids = answers.filter((r) => r.status === 200).map((r) => r.json.callId as string);
+      const records = await Promise.all(ids.map((id) => limited.settled(gw, id, 20_000)));
+      const held = records.filter((r) => r.status === 'in_call');
+      const notDialed = records.filter((r) => r.status !== 'in_call');
+      expect(held).toHaveLength(3);
+      expect(new Set(notDialed.map((r) => `${r.status} ${r.endCallReason}`))).toEqual(
+        new Set(notDialed.length > 0 ? ['failed no_channels_available_in_plan'] : []),
+      );
+      // a call refused at the gate never sent an INVITE
+      await sleep(1_000);
+      expect(far.invites).toHaveLength(3);
+    } finally {
+      far.close();
+    }
+  }, 60_000);
+});

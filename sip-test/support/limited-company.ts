@@ -1,0 +1,66 @@
+// A company of its own with plan limits, for tests of those limits against
+// real daemons (one, or several sharing PostgreSQL).
+import { expect } from 'vitest';
+import { FINAL_STATUSES } from '../../src/model/call-status.js';
+import { BOOT_KEY, type Gateway } from './gateway-harness.js';
+
+const FINAL = new Set<string>(FINAL_STATUSES);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A company of its own with `plan`'s limits, a trunk to the far end on
+ * `farPort` and an agent, made through the daemons in turn; its
+ * requests go to the daemons in turn.
+ */
+export async function limitedCompany(
+  nodes: Gateway[],
+  plan: { maxConcurrentCalls?: number; maxChannels?: number },
+  farPort: number,
+) {
+  const sub = await nodes[0]!.api('POST', '/api/v1/companies', {
+    name: 'limited',
+    plan: { allowOutbound: true, ...plan },
+  });
+  expect(sub.status, JSON.stringify(sub.json)).toBe(201);
+  const as = (g: Gateway, method: string, path: string, body?: unknown) =>
+    g.daemon.api(method, path, body, { 'x-api-key': BOOT_KEY, 'x-company-id': sub.json.id });
+  const trunk = await as(nodes[1 % nodes.length]!, 'POST', '/api/v1/phones/sip-trunks', {
+    name: 'far',
+    host: '127.0.0.1',
+    port: farPort,
+    callerIds: ['+12125550100'],
+    defaultCallerId: '+12125550100',
+  });
+  const agent = await as(nodes[2 % nodes.length]!, 'POST', '/api/v1/agents', {
+    name: 'limited-agent',
+    websocketUrl: nodes[2 % nodes.length]!.agentServer.url,
+  });
+  expect([trunk.status, agent.status]).toEqual([201, 201]);
+  return {
+    /** One initiate-call per number, all at once, spread over the daemons. */
+    initiateAll: (numbers: string[]) =>
+      Promise.all(
+        numbers.map((n, i) =>
+          as(nodes[i % nodes.length]!, 'POST', '/api/v1/phones/calls/initiate-call', {
+            agentId: agent.json.id,
+            destinationNumber: n,
+            sipTrunkId: trunk.json.id,
+            useAntiHarassmentProtection: true,
+            overrideTimeRestriction: true,
+            overrideDayRestriction: true,
+            maxRetries: 0,
+          }),
+        ),
+      ),
+    /** The call's record once it is held (`in_call`) or final. */
+    settled: async (g: Gateway, callId: string, timeoutMs: number) => {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const r = await as(g, 'GET', `/api/v1/phones/calls/${callId}`);
+        if (r.json.status === 'in_call' || FINAL.has(r.json.status) || Date.now() > until)
+          return r.json;
+        await sleep(200);
+      }
+    },
+  };
+}

@@ -4,7 +4,7 @@
 // SIP stack's counters. Sources are structural, so this file imports no
 // layer; main.ts hands them in.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { LatencySnapshot } from './agent/index.js';
+import type { LatencySnapshot } from './latency-histogram.js';
 
 export interface GatewayMetricSources {
   /** Process-wide agent bridge latencies (agent-bridge/agent-latency.ts). */
@@ -281,7 +281,7 @@ export function spacingSnapshot(
  * A Prometheus histogram whose buckets are read from a snapshot at scrape
  * time, so the hot path keeps its own allocation-free histogram.
  */
-class SnapshotHistogram extends Histogram {
+export class SnapshotHistogram extends Histogram {
   constructor(
     private readonly metricName: string,
     private readonly metricHelp: string,

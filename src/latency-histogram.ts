@@ -1,3 +1,4 @@
+// Used by the agent bridge, the store's write timings and /metrics.
 /**
  * Fixed-bucket latency histogram (Prometheus style: each bucket counts values
  * ≤ its bound, plus +Inf). Cheap enough to record 50 values a second per

@@ -9,6 +9,7 @@ import { AccountService } from './accounts/account-service.js';
 import { AgentBridge } from './agent-bridge/agent-bridge.js';
 import { buildApp } from './api/build-app.js';
 import {
+  agentConnectTime,
   agentRtpToWsLatency,
   agentWsToRtpLatency,
   transferRelayLatency,
@@ -27,7 +28,9 @@ import { TrunkRegistrations } from './calls/trunk-registrations.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config/config-schema.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
+import { registerComponentMetrics } from './component-metrics.js';
 import { registerGatewayMetrics, registerWebhookMetrics } from './gateway-metrics.js';
+import { currentThreadId, ThreadCpuTable } from './thread-cpu.js';
 import { createLogger } from './logger.js';
 import { MediaEngine, WorkerMediaEngine } from './media/index.js';
 import { SPACING_BIN_MS } from './media/pacing-clock.js';
@@ -300,6 +303,19 @@ async function main(): Promise<void> {
     calls: dialer,
     sip,
     trunks: trunkHealth,
+  });
+  const threads = new ThreadCpuTable();
+  threads.register('main', currentThreadId());
+  if (engine instanceof WorkerMediaEngine) threads.register('media', () => engine.threadId);
+  if ('workerThreadId' in store) {
+    const pgStore = store;
+    threads.register('store', () => pgStore.workerThreadId());
+  }
+  registerComponentMetrics(metrics, {
+    agentConnect: agentConnectTime,
+    ...(store.kind === 'sqlite' && store.writeTimings ? { storeWrites: store.writeTimings } : {}),
+    ...(engine instanceof WorkerMediaEngine ? { mediaWorker: engine } : {}),
+    threads,
   });
   // Webhooks (issue 25): the outbox's deliveries sent by one worker, to public addresses only.
   const webhookGuard = new DestinationGuard(config.webhooks.allowedNetworks);

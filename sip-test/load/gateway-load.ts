@@ -41,6 +41,7 @@ import {
 import { median, round } from './gateway-load/stats.js';
 import {
   medianOf,
+  printComponents,
   printTable,
   summarizeRepeats,
   type StepSummary,
@@ -352,6 +353,10 @@ async function main(): Promise<void> {
       limitBrokenBy: limit?.why ?? [],
       callsPerSecondSustained: sustained,
       callsPerSecondSustainedButSpacing: sustainedButSpacing,
+      // Where the daemon's time went at the highest rate held, and at the first that broke.
+      componentsAtHighestRateHeld: rateAt(rateSteps, sustained),
+      componentsAtFirstRateBroken:
+        rateSteps.find((s) => s.summary.broken.length > 0)?.summary.components ?? null,
       daemonCpuPctPerCallAtLargestPassing: atLimit?.cpuPctPerCall ?? null,
       daemonCpuPctPerCallAboveIdleAtLargestPassing: atLimit?.cpuPctPerCallAboveIdle ?? null,
       daemonCpuPctPerCallMedianOverPassingSteps: cpuPerCall.length
@@ -391,6 +396,11 @@ async function main(): Promise<void> {
       ...(report.overload ? [(report.overload as { summary: StepSummary }).summary] : []),
       ...(report.soak ? [(report.soak as { summary: StepSummary }).summary] : []),
     ]);
+    printComponents('where the daemon spent it, per step (medians over repeats)', [
+      ...(base ? [base.summary] : []),
+      ...rampRows,
+      ...rateSteps.map((s) => s.summary),
+    ]);
     console.log(`\nsummary ${JSON.stringify(report.summary, null, 2)}`);
     const chartPoints = [...(base ? [base.summary] : []), ...rampRows].map((s) => ({
       concurrent: s.concurrent,
@@ -420,6 +430,12 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
+}
+
+/** The components of the rate step whose sustained rate is `cps` (the highest held), if any. */
+function rateAt(steps: { summary: StepSummary; steps: StepResult[] }[], cps: number) {
+  if (cps <= 0) return null;
+  return steps.find((s) => s.steps[0]?.sustainedCps === cps)?.summary.components ?? null;
 }
 
 main().then(

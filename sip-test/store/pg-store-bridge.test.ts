@@ -10,6 +10,7 @@ import { numberKey } from '../../src/model/serialization-keys.js';
 import { openPgStore, type PgStore } from '../../src/store/pg/pg-store.js';
 import { StoreError, StoreUnavailableError } from '../../src/store/pg/store-bridge.js';
 import type { Store } from '../../src/store/store.js';
+import { threadCpuSeconds } from '../../src/thread-cpu.js';
 import { startPostgres, TestPools, type PostgresServer } from '../support/postgres.js';
 import { postgresDatabase } from '../support/store-under-test.js';
 
@@ -71,6 +72,14 @@ describe('PostgreSQL store through the worker', () => {
       undefined,
     );
     expect(a.calls.events('r1').map((e) => e.status)).toEqual(['to_be_processed', 'trying']);
+  }, 30_000);
+
+  it("says which kernel thread is its worker (the daemon's CPU by thread), not the main one", async () => {
+    const { a } = await twoNodes();
+    const pa = a as PgStore;
+    await until(() => pa.workerThreadId() !== null);
+    expect(pa.workerThreadId()).not.toBe(process.pid);
+    expect(threadCpuSeconds(pa.workerThreadId()!)).toBeGreaterThan(0);
   }, 30_000);
 
   it('an API key hash comes back a Buffer', async () => {

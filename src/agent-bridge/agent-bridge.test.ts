@@ -212,6 +212,28 @@ describe('AgentBridge', () => {
     await bridge.stop();
   });
 
+  it('times the WebSocket set-up of each connection that opened, on the monotonic clock', async () => {
+    let now = 0;
+    const monotonic = { now: () => (now += 7) };
+    const connect = new LatencyHistogram([5, 10, 20]);
+    const latency = { rtpToWs: new LatencyHistogram(), wsToRtp: new LatencyHistogram(), connect };
+    const opened = new AgentBridge(callRecord(), agentRecord('mulaw_8000'), {
+      clock,
+      log,
+      monotonic,
+      latency,
+    });
+    bridges.push(opened);
+    await opened.connect();
+    expect(connect.snapshot()).toMatchObject({ count: 1, sumMs: 7, counts: [0, 1, 0, 0] });
+    const refused = new AgentBridge(
+      callRecord(),
+      { ...agentRecord('mulaw_8000'), websocketUrl: 'ws://127.0.0.1:9/agent' },
+      { clock, log, monotonic, latency },
+    );
+    await expect(refused.connect()).rejects.toMatchObject({ code: 'agent_unreachable' });
+    expect(connect.snapshot().count).toBe(1);
+  });
   it('μ-law: callee frames go as is, agent audio is queued as is, marks echo once played', async () => {
     const { media, session } = await started();
     const frame = Buffer.alloc(160, 0x2a);

@@ -21,6 +21,7 @@ import type { Agent } from '../model/entities.js';
 import { AgentAudioReader, CalleeAudioConverter } from './agent-audio.js';
 import {
   AGENT_LATENCY_BOUNDS_MS,
+  agentConnectTime,
   agentRtpToWsLatency,
   agentWsToRtpLatency,
 } from './agent-latency.js';
@@ -49,7 +50,7 @@ export interface AgentBridgeDeps {
   /** Extra headers on the upgrade request (e.g. Authorization). */
   headers?: Record<string, string>;
   /** Process-wide histograms (default: the ones in agent-latency.ts). */
-  latency?: { rtpToWs: LatencyHistogram; wsToRtp: LatencyHistogram };
+  latency?: { rtpToWs: LatencyHistogram; wsToRtp: LatencyHistogram; connect?: LatencyHistogram };
   /** Monotonic clock shared with the media layer's `receivedAt` (default performance.now). */
   monotonic?: AgentClock;
   voicemail?: Partial<VoicemailDetectorOptions>;
@@ -73,7 +74,11 @@ export class AgentBridge implements AgentLink {
   private readonly log: Logger;
   private readonly timers: Timers;
   private readonly monotonic: AgentClock;
-  private readonly latency: { rtpToWs: LatencyHistogram; wsToRtp: LatencyHistogram };
+  private readonly latency: {
+    rtpToWs: LatencyHistogram;
+    wsToRtp: LatencyHistogram;
+    connect?: LatencyHistogram;
+  };
   /** This call's WS → RTP (the connection keeps its own RTP → WS). */
   private readonly wsToRtp = new LatencyHistogram(AGENT_LATENCY_BOUNDS_MS);
   private readonly dtmfTimers = new Set<unknown>();
@@ -88,7 +93,11 @@ export class AgentBridge implements AgentLink {
     this.log = deps.log.child({ callId: record.callId, agentId: agent.id });
     this.timers = deps.timers ?? realTimers;
     this.monotonic = deps.monotonic ?? monotonicClock;
-    this.latency = deps.latency ?? { rtpToWs: agentRtpToWsLatency, wsToRtp: agentWsToRtpLatency };
+    this.latency = deps.latency ?? {
+      rtpToWs: agentRtpToWsLatency,
+      wsToRtp: agentWsToRtpLatency,
+      connect: agentConnectTime,
+    };
   }
 
   async connect(): Promise<void> {
@@ -104,6 +113,7 @@ export class AgentBridge implements AgentLink {
         ? r.welcomeMessageOverride
         : this.agent.welcomeMessage;
     const connect = this.deps.connect ?? ((o) => AgentConnection.connect(o));
+    const connectStart = this.monotonic.now();
     this.conn = await connect({
       url: this.agent.websocketUrl,
       callSid: r.callId,
@@ -128,6 +138,7 @@ export class AgentBridge implements AgentLink {
       clock: this.monotonic,
       ...(this.deps.headers ? { headers: this.deps.headers } : {}),
     });
+    this.latency.connect?.record(this.monotonic.now() - connectStart);
     this.log.info({ audioFormat: this.agent.audioFormat }, 'agent connected');
   }
 

@@ -29,3 +29,13 @@ export const agentWsToRtpLatency = new LatencyHistogram(AGENT_LATENCY_BOUNDS_MS)
  * pacing comes on top). Metric `gateway_transfer_relay_latency_ms`.
  */
 export const transferRelayLatency = new LatencyHistogram(AGENT_LATENCY_BOUNDS_MS);
+
+/** A WebSocket set-up takes milliseconds on a LAN, seconds for an agent far away or overloaded. */
+export const AGENT_CONNECT_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
+
+/**
+ * The agent's WebSocket: from the connect until it is open (TCP, TLS where
+ * wss, the HTTP upgrade), for the connections that opened. Metric
+ * `gateway_agent_connect_ms`.
+ */
+export const agentConnectTime = new LatencyHistogram(AGENT_CONNECT_BOUNDS_MS);

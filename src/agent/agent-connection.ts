@@ -26,7 +26,7 @@ import type {
   AgentConnectionEvents,
 } from './agent-messages.js';
 import { bytesPerMsOf } from './agent-messages.js';
-import { LatencyHistogram } from './latency-histogram.js';
+import { LatencyHistogram } from '../latency-histogram.js';
 
 /** Monotonic ms. Must share its time base with the `arrivedAtMs` given to sendAudio. */
 export interface AgentClock {

@@ -20,7 +20,7 @@ export {
   sampleRateOf,
 } from './agent-messages.js';
 export type * from './agent-messages.js';
-export { DEFAULT_LATENCY_BOUNDS_MS, LatencyHistogram } from './latency-histogram.js';
-export type { LatencySnapshot } from './latency-histogram.js';
+export { DEFAULT_LATENCY_BOUNDS_MS, LatencyHistogram } from '../latency-histogram.js';
+export type { LatencySnapshot } from '../latency-histogram.js';
 export { renderPrompt } from './render-prompt.js';
 export type { PromptSuperVariable } from './render-prompt.js';

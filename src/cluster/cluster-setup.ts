@@ -11,7 +11,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
 import { openDatabase } from '../store/database.js';
 import { openPgStore, type PgStore } from '../store/pg/pg-store.js';
-import { createStore, type Store } from '../store/store.js';
+import { createStore, type SqliteStore, type Store } from '../store/store.js';
 import { ClusterNode } from './cluster-node.js';
 import { ForwardingDispatcher } from './forwarding-dispatcher.js';
 
@@ -26,7 +26,7 @@ export function nodeIdOf(config: Config): string {
 }
 
 /** PostgreSQL when store.url is set, else the SQLite file. */
-export function openStore(config: Config, nodeId: string, clock: Clock): Store | PgStore {
+export function openStore(config: Config, nodeId: string, clock: Clock): SqliteStore | PgStore {
   return config.store.url
     ? openPgStore({
         url: config.store.url,
@@ -35,7 +35,7 @@ export function openStore(config: Config, nodeId: string, clock: Clock): Store |
         timeoutMs: config.store.timeoutMs,
         clock,
       })
-    : createStore(openDatabase(config.store.path));
+    : createStore(openDatabase(config.store.path), { timed: true });
 }
 
 const isPg = (store: Store | PgStore): store is PgStore => store.kind === 'postgres';

@@ -9,6 +9,7 @@ import { SqliteLiveDialogRepository } from './live-dialog-repository.js';
 import type { Agent, OutboundRoute, SipTrunk, VoipPhone } from '../model/entities.js';
 import { SqliteOptOutRepository } from './opt-out-repository.js';
 import { SqliteScheduleRepository } from './schedule-repository.js';
+import { timeWrites, type StoreWriteTimings } from './sqlite-write-timings.js';
 import { SqliteWebhookRepository } from './webhook-repository.js';
 
 /** The public methods of a repository: what a store on another database must answer alike. */
@@ -62,9 +63,13 @@ export interface Store {
 /** The embedded store: a SQLite file. */
 export interface SqliteStore extends Store {
   db: Db;
+  /** How long its writes and commits take, when `timeWrites` was asked for (the daemon's /metrics). */
+  writeTimings?: StoreWriteTimings;
 }
 
-export function createStore(db: Db): SqliteStore {
+/** The repositories over `db`; `timed`: its writes are timed from now on (sqlite-write-timings.ts). */
+export function createStore(db: Db, opts: { timed?: boolean } = {}): SqliteStore {
+  const writeTimings = opts.timed ? timeWrites(db) : undefined;
   const webhooks = new SqliteWebhookRepository(db);
   // Each change of a call record writes the events it reports in its own transaction.
   const calls = new SqliteCallRepository(db, (before, after, at) =>
@@ -73,6 +78,7 @@ export function createStore(db: Db): SqliteStore {
   const optOuts = new SqliteOptOutRepository(db);
   return {
     db,
+    ...(writeTimings ? { writeTimings } : {}),
     kind: 'sqlite',
     close: () => db.close(),
     unitOfWork: {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { daemonFigures, parseHistogram, windowQuantiles } from './daemon-metrics.js';
+import { daemonFigures, parseHistogram, threadCpuDiff, windowQuantiles } from './daemon-metrics.js';
 
-const scrape = (counts: [string, number][], skipped: number, live: number): string =>
+const scrape = (counts: [string, number][], skipped: number, live: number, sum = 1): string =>
   [
     '# TYPE gateway_agent_rtp_to_ws_latency_ms histogram',
     ...counts.map(([le, n]) => `gateway_agent_rtp_to_ws_latency_ms_bucket{le="${le}"} ${n}`),
-    `gateway_agent_rtp_to_ws_latency_ms_sum 1`,
+    `gateway_agent_rtp_to_ws_latency_ms_sum ${sum}`,
     `gateway_agent_rtp_to_ws_latency_ms_count ${counts[counts.length - 1]![1]}`,
     `gateway_media_pacing_skipped_ticks_total ${skipped}`,
     `gateway_calls_live ${live}`,
@@ -52,9 +52,10 @@ describe('daemon figures between two scrapes', () => {
       ],
       5,
       12,
+      41.5,
     );
     const f = daemonFigures(before, after);
-    expect(f.rtpToWsMs).toEqual({ count: 100, p50: 0.5, p99: 1 });
+    expect(f.rtpToWsMs).toEqual({ count: 100, sum: 40.5, p50: 0.5, p99: 1 });
     expect(f.pacingSkippedTicks).toBe(3);
     expect(f.liveCalls).toBe(12);
     expect(f.wsToRtpMs.count).toBe(0);
@@ -64,5 +65,18 @@ describe('daemon figures between two scrapes', () => {
     const h = parseHistogram(scrape([['+Inf', 4]], 0, 0), 'gateway_agent_rtp_to_ws_latency_ms');
     expect(windowQuantiles(h, h)).toMatchObject({ count: 0 });
     expect(windowQuantiles(h, h).p99).toBeNaN();
+  });
+
+  it("gives each thread's CPU seconds in the window; a thread first seen in the window counts from 0", () => {
+    const before = [
+      'gateway_thread_cpu_seconds_total{thread="main"} 10.5',
+      'gateway_thread_cpu_seconds_total{thread="other"} 1',
+    ].join('\n');
+    const after = [
+      'gateway_thread_cpu_seconds_total{thread="main"} 12.75',
+      'gateway_thread_cpu_seconds_total{thread="media"} 0.5',
+      'gateway_thread_cpu_seconds_total{thread="other"} 1.25',
+    ].join('\n');
+    expect(threadCpuDiff(before, after)).toEqual({ main: 2.25, media: 0.5, other: 0.25 });
   });
 });

@@ -15,6 +15,8 @@ export interface PromHistogram {
 
 export interface WindowQuantiles {
   count: number;
+  /** The observations' total in the window (ms for the latency histograms). */
+  sum: number;
   /** Upper bound of the bucket holding the quantile (errs high); Infinity past the last bound. */
   p50: number;
   p99: number;
@@ -29,6 +31,16 @@ export interface DaemonFigures {
   sendSpacingMs: WindowQuantiles;
   pacingSkippedTicks: number;
   liveCalls: number;
+  /** The agents' WebSocket set-up (connect until open). */
+  agentConnectMs: WindowQuantiles;
+  /** SQLite: each write statement's run; commits with and without the WAL sync (absent on PostgreSQL: count 0). */
+  storeWriteMs: WindowQuantiles;
+  storeCommitFullMs: WindowQuantiles;
+  storeCommitNormalMs: WindowQuantiles;
+  /** The media worker's worst per-second event-loop p99 in the window, as exposed (10 ms sampling included). */
+  mediaWorkerRawLoopP99Ms: number;
+  /** CPU seconds spent in the window by each of the daemon's threads (main, media, other). */
+  threadCpuSeconds: Record<string, number>;
 }
 
 export const DAEMON_HISTOGRAMS = {
@@ -36,6 +48,10 @@ export const DAEMON_HISTOGRAMS = {
   wsToRtpMs: 'gateway_agent_ws_to_rtp_latency_ms',
   agentAudioWaitMs: 'gateway_media_agent_audio_wait_ms',
   sendSpacingMs: 'gateway_media_send_spacing_deviation_ms',
+  agentConnectMs: 'gateway_agent_connect_ms',
+  storeWriteMs: 'gateway_store_write_ms',
+  storeCommitFullMs: 'gateway_store_commit_full_ms',
+  storeCommitNormalMs: 'gateway_store_commit_normal_ms',
 } as const;
 
 export function parseHistogram(text: string, name: string): PromHistogram | undefined {
@@ -57,7 +73,7 @@ export function windowQuantiles(
   before: PromHistogram | undefined,
   after: PromHistogram | undefined,
 ): WindowQuantiles {
-  if (!after) return { count: 0, p50: NaN, p99: NaN };
+  if (!after) return { count: 0, sum: 0, p50: NaN, p99: NaN };
   const prior = new Map(before?.buckets ?? []);
   const diff = after.buckets.map(([le, n]) => [le, n - (prior.get(le) ?? 0)] as const);
   const count = diff[diff.length - 1]?.[1] ?? 0;
@@ -67,7 +83,12 @@ export function windowQuantiles(
     const hit = diff.find(([, n]) => n >= rank);
     return hit ? hit[0] : NaN;
   };
-  return { count, p50: round(q(0.5), 3), p99: round(q(0.99), 3) };
+  return {
+    count,
+    sum: round(after.sum - (before?.sum ?? 0), 3),
+    p50: round(q(0.5), 3),
+    p99: round(q(0.99), 3),
+  };
 }
 
 /** The figures between two scrapes of the daemon's /metrics. */
@@ -85,5 +106,25 @@ export function daemonFigures(before: string, after: string): DaemonFigures {
     sendSpacingMs: h('sendSpacingMs'),
     pacingSkippedTicks: skipped(after) - skipped(before),
     liveCalls: metricValue(after, 'gateway_calls_live'),
+    agentConnectMs: h('agentConnectMs'),
+    storeWriteMs: h('storeWriteMs'),
+    storeCommitFullMs: h('storeCommitFullMs'),
+    storeCommitNormalMs: h('storeCommitNormalMs'),
+    mediaWorkerRawLoopP99Ms: metricValue(after, 'gateway_media_worker_loop_delay_p99_ms'),
+    threadCpuSeconds: threadCpuDiff(before, after),
   };
+}
+
+/** gateway_thread_cpu_seconds_total by thread: `after − before`, s. */
+export function threadCpuDiff(before: string, after: string): Record<string, number> {
+  const read = (text: string) => {
+    const m = new Map<string, number>();
+    const re = /^gateway_thread_cpu_seconds_total\{thread="([^"]+)"\} (\S+)$/gm;
+    for (const x of text.matchAll(re)) m.set(x[1]!, Number(x[2]));
+    return m;
+  };
+  const prior = read(before);
+  const out: Record<string, number> = {};
+  for (const [thread, s] of read(after)) out[thread] = round(s - (prior.get(thread) ?? 0), 3);
+  return out;
 }

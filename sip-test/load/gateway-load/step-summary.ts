@@ -2,7 +2,7 @@
 // figures, the quality limits it broke, and the console table of the steps.
 import type { LoadOptions } from './options.js';
 import { median, round } from './stats.js';
-import type { StepResult } from './steps.js';
+import type { ComponentFigures, StepResult } from './steps.js';
 
 /** The figures compared across repeats of a step (medians reported). */
 const FIGURES = [
@@ -53,7 +53,32 @@ export interface StepSummary {
   broken: string[];
   /** What `broken` would say with the spacing limit checked on the daemon's own spacing. */
   brokenWithDaemonSpacing: string[];
+  /** The per-component breakdown, each figure the median over the repeats. */
+  components: ComponentFigures;
   [figure: string]: unknown;
+}
+
+/** Each component figure's median over the repeats (per thread, over the repeats that have the thread). */
+function medianComponents(reps: StepResult[]): ComponentFigures {
+  const first = reps[0]!.components;
+  const out = { ...first, cpuPctByThread: {}, cpuMsPerCallByThread: {} } as ComponentFigures;
+  const numeric = Object.keys(first).filter(
+    (k) => typeof first[k as keyof ComponentFigures] === 'number',
+  ) as (keyof ComponentFigures)[];
+  const med = (xs: number[]) => {
+    const finite = xs.filter(Number.isFinite);
+    return finite.length ? round(median(finite), 4) : NaN;
+  };
+  for (const k of numeric) {
+    (out as unknown as Record<string, number>)[k] = med(reps.map((r) => r.components[k] as number));
+  }
+  for (const key of ['cpuPctByThread', 'cpuMsPerCallByThread'] as const) {
+    const threads = new Set(reps.flatMap((r) => Object.keys(r.components[key])));
+    for (const t of threads) {
+      out[key][t] = med(reps.map((r) => r.components[key][t] ?? NaN));
+    }
+  }
+  return out;
 }
 
 /** Medians over the repeats of one step; the step breaks when its medians break a limit. */
@@ -88,6 +113,7 @@ export function summarizeRepeats(reps: StepResult[], o: LoadOptions): StepSummar
     probeFlows: med((r) => r.probeFlows),
     broken: [],
     brokenWithDaemonSpacing: [],
+    components: medianComponents(reps),
     repeats: reps.length,
   };
   for (const f of FIGURES) s[f] = med((r) => r[f]);
@@ -149,6 +175,39 @@ export function printTable(title: string, rows: StepSummary[]): void {
         n(r.daemonAudioWaitP99Ms, 1).padStart(7),
         n(r.sustainedCps).padStart(5),
         r.broken.length ? ` BROKEN: ${r.broken.join('; ')}` : '',
+      ].join(' '),
+    );
+  }
+}
+
+/** Where the daemon's time went at each step (issue 28's breakdown). */
+export function printComponents(title: string, rows: StepSummary[]): void {
+  const n = (x: unknown, d = 1) =>
+    typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
+  console.log(
+    `\n${title}\nstep                  calls  wr/call wr ms/call  fsync/call fsync ms/call fsync50 fsync99  nosync/call  ws50  ws99  loop99 mloop99  cpu% main/media/other   ms/call main/media/other`,
+  );
+  for (const r of rows) {
+    const c = r.components;
+    const threads = (by: Record<string, number>, d: number) =>
+      ['main', 'media', 'other'].map((t) => n(by[t], d)).join('/');
+    console.log(
+      [
+        r.label.padEnd(20),
+        n(c.perCallOf, 0).padStart(6),
+        n(c.storeWritesPerCall).padStart(8),
+        n(c.storeWriteMsPerCall, 3).padStart(10),
+        n(c.fullCommitsPerCall).padStart(11),
+        n(c.fullCommitMsPerCall, 2).padStart(13),
+        n(c.fullCommitP50Ms, 2).padStart(7),
+        n(c.fullCommitP99Ms, 2).padStart(7),
+        n(c.normalCommitsPerCall).padStart(12),
+        n(c.agentConnectP50Ms).padStart(5),
+        n(c.agentConnectP99Ms).padStart(5),
+        n(r.loopP99Ms).padStart(7),
+        n(c.mediaLoopP99Ms).padStart(7),
+        threads(c.cpuPctByThread, 1).padStart(22),
+        threads(c.cpuMsPerCallByThread, 2).padStart(22),
       ].join(' '),
     );
   }

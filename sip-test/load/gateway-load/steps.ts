@@ -72,8 +72,67 @@ export interface StepResult {
   daemonSpacingP99Ms: number;
   pacingSkippedTicks: number;
   agentStreams: number;
+  /** Where the daemon's time went (issue 28's breakdown), per call and per thread. */
+  components: ComponentFigures;
   window: WindowResult;
   broken: string[];
+}
+
+/**
+ * The daemon's components in the window, from its /metrics. Per call means
+ * per call answered in the window (churn) or per call held (hold).
+ */
+export interface ComponentFigures {
+  perCallOf: number;
+  /** SQLite (0 on PostgreSQL): write statements, and commits with the WAL synced (FULL) or not. */
+  storeWritesPerCall: number;
+  storeWriteMsPerCall: number;
+  fullCommitsPerCall: number;
+  fullCommitMsPerCall: number;
+  fullCommitP50Ms: number;
+  fullCommitP99Ms: number;
+  normalCommitsPerCall: number;
+  normalCommitMsPerCall: number;
+  /** The agents' WebSocket set-up. */
+  agentConnects: number;
+  agentConnectP50Ms: number;
+  agentConnectP99Ms: number;
+  /** The media worker's event-loop p99 beyond its 10 ms sampling (the main thread's is `loopP99Ms`). */
+  mediaLoopP99Ms: number;
+  /** % of a core, and ms of CPU per call, by thread. */
+  cpuPctByThread: Record<string, number>;
+  cpuMsPerCallByThread: Record<string, number>;
+}
+
+/** prom-client and the media worker sample their loops with a 10 ms timer; Node records the whole interval. */
+const LOOP_SAMPLING_MS = 10;
+
+export function componentFigures(w: WindowResult, perCallOf: number): ComponentFigures {
+  const d = w.daemon;
+  const per = (x: number, digits = 3) => round(perCallOf > 0 ? x / perCallOf : NaN, digits);
+  const cpuPctByThread: Record<string, number> = {};
+  const cpuMsPerCallByThread: Record<string, number> = {};
+  for (const [thread, sec] of Object.entries(d.threadCpuSeconds)) {
+    cpuPctByThread[thread] = round((sec / Math.max(w.seconds, 1e-9)) * 100, 2);
+    cpuMsPerCallByThread[thread] = per(sec * 1000);
+  }
+  return {
+    perCallOf,
+    storeWritesPerCall: per(d.storeWriteMs.count, 2),
+    storeWriteMsPerCall: per(d.storeWriteMs.sum),
+    fullCommitsPerCall: per(d.storeCommitFullMs.count, 2),
+    fullCommitMsPerCall: per(d.storeCommitFullMs.sum),
+    fullCommitP50Ms: d.storeCommitFullMs.p50,
+    fullCommitP99Ms: d.storeCommitFullMs.p99,
+    normalCommitsPerCall: per(d.storeCommitNormalMs.count, 2),
+    normalCommitMsPerCall: per(d.storeCommitNormalMs.sum),
+    agentConnects: d.agentConnectMs.count,
+    agentConnectP50Ms: d.agentConnectMs.p50,
+    agentConnectP99Ms: d.agentConnectMs.p99,
+    mediaLoopP99Ms: round(Math.max(0, d.mediaWorkerRawLoopP99Ms - LOOP_SAMPLING_MS), 2),
+    cpuPctByThread,
+    cpuMsPerCallByThread,
+  };
 }
 
 /** Places `count` calls (or until `until`) at `rate` per second; resolves when all answered. */
@@ -159,7 +218,7 @@ function summarize(
   base: Pick<
     StepResult,
     'phase' | 'label' | 'concurrent' | 'ratePerSec' | 'placed' | 'sustainedCps'
-  >,
+  > & { perCallOf: number },
   admitted: TrackedCall[],
   refused: Record<string, number>,
   w: WindowResult,
@@ -174,8 +233,9 @@ function summarize(
     .filter((c) => c.inviteAt !== undefined)
     .map((c) => c.inviteAt! - c.placedAt);
   const n = Math.max(1, base.concurrent);
+  const { perCallOf, ...step } = base;
   const r: StepResult = {
-    ...base,
+    ...step,
     admitted: admitted.length,
     refusedByStatus: refused,
     answered: answered.length,
@@ -208,6 +268,7 @@ function summarize(
     daemonSpacingP99Ms: w.daemon.sendSpacingMs.p99,
     pacingSkippedTicks: w.daemon.pacingSkippedTicks,
     agentStreams: w.agent.started,
+    components: componentFigures(w, perCallOf),
     window: w,
     broken: [],
   };
@@ -258,7 +319,15 @@ export async function holdStep(
   const concurrent = admitted.filter((c) => c.answeredAt !== undefined).length;
   return summarize(
     ctx,
-    { phase: opts.phase, label, concurrent, ratePerSec: opts.rate, placed, sustainedCps: NaN },
+    {
+      phase: opts.phase,
+      label,
+      concurrent,
+      ratePerSec: opts.rate,
+      placed,
+      sustainedCps: NaN,
+      perCallOf: concurrent,
+    },
     admitted,
     refused,
     w,
@@ -311,6 +380,7 @@ export async function churnStep(
       ratePerSec: opts.rate,
       placed,
       sustainedCps: round(inWindow / ((windowEnd - windowStart) / 1000), 2),
+      perCallOf: inWindow,
     },
     admitted,
     refused,

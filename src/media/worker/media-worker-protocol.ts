@@ -55,6 +55,14 @@ export type ToWorker =
 export type SessionEventName = 'dtmf' | 'mark' | 'stats' | 'inactive' | 'latched';
 
 export interface WorkerMetrics {
+  /** The worker thread's kernel id (thread-cpu.ts; null off Linux). */
+  tid: number | null;
+  /**
+   * The worker's event-loop delay over the last report's second, ms, as
+   * monitorEventLoopDelay measures it with a 10 ms timer (an idle loop reads
+   * about 10: Node records the timer's whole interval).
+   */
+  loopDelay: { p99Ms: number; maxMs: number };
   active: number;
   pacing: PacingClockStats;
   spacing: Uint32Array;

@@ -5,6 +5,7 @@
  * Protocol: media-worker-protocol.ts.
  */
 import { getPriority } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { MediaEngine } from '../media-engine.js';
 import type { MediaSession } from '../media-session.js';
@@ -20,12 +21,14 @@ import {
   type SessionOp,
   type ToWorker,
 } from './media-worker-protocol.js';
+import { currentThreadId } from '../../thread-cpu.js';
 import { setThreadPriority } from './thread-priority.js';
 
 const BATCH_BYTES = 64 * 1024;
 /** Frames per batch at most: the first of a burst does not wait for the whole burst. */
 const FLUSH_FRAMES = 8;
 const METRICS_INTERVAL_MS = 1000;
+const LOOP_DELAY_RESOLUTION_MS = 10;
 
 const port = parentPort!;
 const data = workerData as MediaWorkerData;
@@ -148,10 +151,19 @@ async function close(id: number, reason: string): Promise<void> {
   post({ t: 'closed', id, result });
 }
 
+/** This thread's event-loop delay, reset at each report (the pacing clock's timers share the loop). */
+const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+loopDelay.enable();
+const tid = currentThreadId();
+
 function postMetrics(): void {
+  const loop = { p99Ms: loopDelay.percentile(99) / 1e6, maxMs: loopDelay.max / 1e6 };
+  loopDelay.reset();
   post({
     t: 'metrics',
     metrics: {
+      tid,
+      loopDelay: loop,
       active: engine.activeSessions,
       pacing: engine.pacingStats(),
       spacing: engine.sendSpacingHistogram(),

@@ -9,8 +9,9 @@
  * keeps its priority and the result says why.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
+import { currentThreadId } from '../../thread-cpu.js';
 
 export interface ThreadPriority {
   /** The thread's kernel id (null where it cannot be known). */
@@ -28,18 +29,8 @@ export interface ThreadPriority {
   realtimeError?: string;
 }
 
-function currentThreadId(): number | null {
-  try {
-    // "<pid>/task/<tid>"
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    return Number.isInteger(tid) && tid > 0 ? tid : null;
-  } catch {
-    return null;
-  }
-}
-
 export function setThreadNice(requested: number): ThreadPriority {
-  const tid = process.platform === 'linux' ? currentThreadId() : null;
+  const tid = currentThreadId();
   if (tid === null) {
     // elsewhere setpriority would change the whole process, main thread included
     return { tid, requested, nice: null, error: 'per-thread priority needs Linux' };

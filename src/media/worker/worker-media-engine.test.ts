@@ -188,6 +188,22 @@ describe('WorkerMediaEngine: sessions on a worker thread', () => {
     expect(WORKER_YOUNG_GENERATION_MB).toBeLessThanOrEqual(4);
   });
 
+  it.runIf(process.platform === 'linux')(
+    "reports its thread's kernel id (not the main thread's) and its event-loop delay, taken once",
+    async () => {
+      const engine = workerEngine();
+      await engine.createSession();
+      // the first report comes a second after start
+      await until(() => engine.threadId !== null);
+      expect(engine.threadId).not.toBe(process.pid);
+      const first = engine.takeLoopDelay();
+      // sampled with a 10 ms timer: an idle loop reads about 10 ms, never 0
+      expect(first.p99Ms).toBeGreaterThan(1);
+      expect(first.maxMs).toBeGreaterThanOrEqual(first.p99Ms);
+      expect(engine.takeLoopDelay()).toEqual({ p99Ms: 0, maxMs: 0 });
+    },
+  );
+
   it('hands pending received audio over at a yield point while the main thread is busy', async () => {
     const w = await workerEngine().createSession();
     const peer = await workerEngine().createSession(); // sends from its own thread

@@ -89,7 +89,11 @@ export class WorkerMediaEngine {
   private failed: Error | null = null;
   private closing: Promise<void> | null = null;
   private closedAll: (() => void) | null = null;
+  /** The worst of the worker's per-second event-loop delays since `takeLoopDelay`. */
+  private worstLoopDelay = { p99Ms: 0, maxMs: 0 };
   private metrics: WorkerMetrics = {
+    tid: null,
+    loopDelay: { p99Ms: 0, maxMs: 0 },
     active: 0,
     pacing: { wakeups: 0, ticks: 0, skippedTicks: 0, maxLateMs: 0 },
     spacing: new Uint32Array(SPACING_BINS),
@@ -146,6 +150,22 @@ export class WorkerMediaEngine {
   /** The worker's pacing counters, as of its last report (every second). */
   pacingStats(): PacingClockStats {
     return { ...this.metrics.pacing };
+  }
+
+  /** The worker thread's kernel id, once it has reported (thread-cpu.ts). */
+  get threadId(): number | null {
+    return this.metrics.tid;
+  }
+
+  /**
+   * The worst per-second event-loop delay p99 and maximum the worker
+   * reported since the last call (as prom-client resets the main thread's at
+   * each scrape), ms.
+   */
+  takeLoopDelay(): { p99Ms: number; maxMs: number } {
+    const worst = this.worstLoopDelay;
+    this.worstLoopDelay = { p99Ms: 0, maxMs: 0 };
+    return worst;
   }
 
   /** The worker's send-spacing histogram, as of its last report (every second). */
@@ -266,6 +286,10 @@ export class WorkerMediaEngine {
         break;
       case 'metrics':
         this.metrics = m.metrics;
+        this.worstLoopDelay = {
+          p99Ms: Math.max(this.worstLoopDelay.p99Ms, m.metrics.loopDelay.p99Ms),
+          maxMs: Math.max(this.worstLoopDelay.maxMs, m.metrics.loopDelay.maxMs),
+        };
         break;
       case 'priority':
         this.options.onPriority?.(m.priority);

@@ -30,6 +30,8 @@ export interface PgStore extends Store {
   nodes: Blocking<PgNodeRegistry>;
   /** Whether other daemons' configuration changes are heard, so cached configuration is used. */
   hearsConfigChanges(): boolean;
+  /** The store worker thread's kernel id, once known (the daemon's CPU by thread). */
+  workerThreadId(): number | null;
 }
 
 /** Opens the store: starts the worker and brings the schema up to date. */
@@ -96,6 +98,7 @@ export function openPgStore(opts: PgStoreOptions): PgStore {
     webhooks,
     nodes: repo('nodes'),
     hearsConfigChanges: () => bridge.generations.listening,
+    workerThreadId: () => bridge.workerThreadId,
     close: () => bridge.close(),
   };
 }

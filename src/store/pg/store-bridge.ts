@@ -63,6 +63,8 @@ export class StoreBridge {
   readonly generations = new ConfigGenerations();
   /** Told after a call that wrote webhook deliveries. */
   onWebhookWritten: (() => void) | undefined;
+  /** The worker thread's kernel id, once it has said (thread-cpu.ts). */
+  workerThreadId: number | null = null;
 
   constructor(private readonly opts: StoreBridgeOptions) {
     const { port1, port2 } = new MessageChannel();
@@ -86,6 +88,9 @@ export class StoreBridge {
           transferList: [port2],
         })
       : new Worker(new URL('./store-worker.js', here), { workerData: data, transferList: [port2] });
+    this.worker.on('message', (m: { tid?: number | null }) => {
+      if (typeof m.tid === 'number') this.workerThreadId = m.tid;
+    });
     this.worker.on('error', (err) => this.die(err));
     this.worker.on('exit', (code) => this.die(new Error(`store worker exited with ${code}`)));
     this.worker.unref();

@@ -6,8 +6,9 @@
 // transaction's steps run in order on its own connection, and a transaction
 // whose commit the main thread no longer waits for (the bridge's
 // `commitAsync`) commits beside the next one.
-import { workerData, type MessagePort } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
+import { currentThreadId } from '../../thread-cpu.js';
 import { ConfigGenerations } from './config-generations.js';
 import { listenForConfigChanges } from './config-listener.js';
 import { migratePg } from './pg-migrations.js';
@@ -20,6 +21,8 @@ import type { BridgeReply, BridgeRequest, StoreWorkerData } from './store-bridge
 const data = workerData as StoreWorkerData;
 const port: MessagePort = data.port;
 const signal = new Int32Array(data.signal);
+// Who this thread is, for the daemon's CPU by thread (thread-cpu.ts).
+parentPort?.postMessage({ tid: currentThreadId() });
 
 // Timestamps (timestamptz/int8 as text) come back as the strings the repositories parse.
 const pool = new pg.Pool({

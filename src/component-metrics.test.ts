@@ -19,6 +19,7 @@ describe('the per-component metrics', () => {
         writes: histogram([0.1, 1], [0.05, 0.05, 0.5]),
         commitsFull: histogram([1, 5], [2]),
         commitsNormal: histogram([1, 5], []),
+        fsyncs: histogram([1, 5], [0.5, 3, 4]),
       },
       mediaWorker: {
         takeLoopDelay: () => {
@@ -41,6 +42,8 @@ describe('the per-component metrics', () => {
     expect(text).toContain('gateway_store_write_ms_count 3');
     expect(text).toContain('gateway_store_commit_full_ms_count 1');
     expect(text).toContain('gateway_store_commit_normal_ms_count 0');
+    expect(text).toContain('gateway_store_fsync_ms_bucket{le="1"} 1');
+    expect(text).toContain('gateway_store_fsync_ms_count 3');
     expect(text).toContain('gateway_media_worker_loop_delay_p99_ms 10.5');
     expect(text).toContain('gateway_media_worker_loop_delay_max_ms 13');
     expect(takes).toHaveLength(1);

@@ -13,7 +13,12 @@ type Snapshotting = { snapshot(): LatencySnapshot };
 export interface ComponentMetricSources {
   agentConnect: Snapshotting;
   /** The embedded store's timings (absent on PostgreSQL). */
-  storeWrites?: { writes: Snapshotting; commitsFull: Snapshotting; commitsNormal: Snapshotting };
+  storeWrites?: {
+    writes: Snapshotting;
+    commitsFull: Snapshotting;
+    commitsNormal: Snapshotting;
+    fsyncs: Snapshotting;
+  };
   /** The media worker (absent when media runs on the main thread). */
   mediaWorker?: { takeLoopDelay(): { p99Ms: number; maxMs: number } };
   threads: { read(): ThreadCpuReading[] };
@@ -43,9 +48,15 @@ export function registerComponentMetrics(registry: Registry, s: ComponentMetricS
     );
     new SnapshotHistogram(
       'gateway_store_commit_normal_ms',
-      'A commit under synchronous=NORMAL (no sync: record refreshes), ms, counted as the FULL ones are.',
+      "A commit under synchronous=NORMAL (the daemon's: the WAL is synced by the group fsync), ms, counted as the FULL ones are.",
       registry,
       () => store.commitsNormal.snapshot(),
+    );
+    new SnapshotHistogram(
+      'gateway_store_fsync_ms',
+      "The WAL's group fsync, off the event loop (one for every commit since the last), ms.",
+      registry,
+      () => store.fsyncs.snapshot(),
     );
   }
   const worker = s.mediaWorker;

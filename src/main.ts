@@ -46,6 +46,9 @@ import {
   startClusterNode,
 } from './cluster/cluster-setup.js';
 
+/** The longest a commit nobody waits for stays off the disk (a power loss, not kill -9). */
+const STORE_SYNC_TICK_MS = 100;
+
 function readConfig(): Config {
   try {
     return loadConfig();
@@ -333,8 +336,14 @@ async function main(): Promise<void> {
       retentionMs: config.webhooks.retentionDays * 86_400_000,
     },
     webhookSender.send,
+    () => store.unitOfWork.durable(),
   );
   store.webhooks.onWritten = () => setImmediate(() => webhooks.poke());
+  // Commits nobody waits for (a call ringing, its end) reach the disk within a
+  // tick too; what acknowledges a write waits for it (group-commit.md).
+  const syncTick = realTimers.setInterval(() => {
+    store.unitOfWork.durable().catch((err: unknown) => log.error({ err }, 'store fsync failed'));
+  }, STORE_SYNC_TICK_MS);
   webhooks.start();
   registerWebhookMetrics(metrics, webhooks, store.webhooks, clock);
 
@@ -434,6 +443,8 @@ async function main(): Promise<void> {
       await sip?.stop();
       await drachtio?.stop().catch(() => undefined);
       cluster?.stop();
+      realTimers.clearInterval(syncTick);
+      await store.unitOfWork.durable();
       store.close();
       safeLog('info', {}, 'stopped');
     } catch (err) {

@@ -16,7 +16,12 @@ import { registerAuth } from './auth.js';
 import { ERROR_CATALOGUE } from './error-catalogue.js';
 import { registerErrorHandler, registerJsonParser } from './error-handler.js';
 import { clientErrorHandler, frameworkErrors, registerRouteMisses } from './http-errors.js';
-import { RefusalCounter, registerPressureGate, type LoadSheddingConfig } from './load-shedding.js';
+import {
+  RefusalCounter,
+  registerPressureGate,
+  UnavailableError,
+  type LoadSheddingConfig,
+} from './load-shedding.js';
 import { schemaError } from './schema-errors.js';
 import { registerAdminRoutes } from './routes/admin-routes.js';
 import { registerAgentRoutes } from './routes/agent-routes.js';
@@ -128,6 +133,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Everything else is authenticated: the hook lives in this scope, so a route
   // is public only by being registered outside it.
   await app.register(async (api) => {
+    // Nothing answered reports a write that is not on disk yet (the store's
+    // group fsync, docs/decisions/group-commit.md): at once when none is pending.
+    // A failed fsync answers 503 instead (its own answer is not held again).
+    const notDurable = new WeakSet<object>();
+    api.addHook('onSend', async (request, _reply, payload) => {
+      if (notDurable.has(request)) return payload;
+      try {
+        await deps.store.unitOfWork.durable();
+      } catch {
+        notDurable.add(request);
+        throw new UnavailableError(
+          'The gateway could not make its writes durable (the disk failed); nothing in this request is confirmed.',
+          deps.config.overloadRetryAfterSeconds,
+        );
+      }
+      return payload;
+    });
     registerAuth(api, deps.store, deps.clock);
     registerCallRoutes(api, deps.calls, deps.store, deps.clock, deps.config);
     registerVoipSipRoutes(api, deps.store, deps.clock, deps.trunkHealth);

@@ -3,7 +3,7 @@
 // to call_events with its timestamp.
 import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../model/call-record.js';
 import { callDocument, callRecordOf, type CallColumns } from './call-columns.js';
-import { withoutFsync, type Db } from './database.js';
+import type { Db } from './database.js';
 
 interface Row extends CallColumns {
   data: string;
@@ -28,7 +28,6 @@ export class SqliteCallRepository {
         db.prepare(`INSERT INTO calls (id, call_id, company_id, phone_number, agent_id, status, scheduled_at, created_at, modified_at, data)
         VALUES (@id, @callId, @companyId, @phoneNumber, @agentId, @status, @scheduledAt, @createdAt, @modifiedAt, @data)`),
       byId: db.prepare('SELECT * FROM calls WHERE id = ?'),
-      statusOf: db.prepare('SELECT status FROM calls WHERE id = ?'),
       byIdOrCallId: db.prepare(
         'SELECT * FROM calls WHERE company_id = ? AND (id = ? OR call_id = ?)',
       ),
@@ -66,10 +65,8 @@ export class SqliteCallRepository {
    * Merges `patch` into the record. With `status` in the patch, the change is
    * also logged; with `onlyFrom`, the update happens only while the stored
    * status is one of those (returns undefined otherwise), which is how a
-   * final status is never left. A patch that changes the status is committed
-   * with an fsync (acknowledged state, DESIGN "Reliability rules"); one that
-   * does not (participants, live networkQuality, agent reports, a status the
-   * record already has) is not, and is made power-safe by the next fsync.
+   * final status is never left. Power-safe with the store's next group
+   * fsync (`unitOfWork.durable`), which what acknowledges it waits for.
    */
   patch(
     id: string,
@@ -99,10 +96,7 @@ export class SqliteCallRepository {
       this.onChange(current, next, at);
       return next;
     };
-    const changesStatus =
-      patch.status !== undefined &&
-      (this.stmts.statusOf.get(id) as { status: string } | undefined)?.status !== patch.status;
-    return changesStatus ? this.db.transaction(apply)() : withoutFsync(this.db, apply);
+    return this.db.transaction(apply)();
   }
 
   events(id: string): CallEvent[] {

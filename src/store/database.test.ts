@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { AccountService } from '../accounts/account-service.js';
 import { ManualClock } from '../clock.js';
-import { openDatabase, withoutFsync } from './database.js';
+import { openDatabase } from './database.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { callRecordFixture } from '../model/test-support/call-record-fixture.js';
 import { createStore } from './store.js';
@@ -12,10 +12,10 @@ import { createStore } from './store.js';
 describe('openDatabase on a real file', () => {
   const path = join(mkdtempSync(join(tmpdir(), 'gw-db-')), 'nested', 'gateway.sqlite');
 
-  it('uses WAL with synchronous=FULL and migrates to the current version', () => {
+  it('uses WAL with synchronous=NORMAL (the store fsyncs in groups) and migrates to the current version', () => {
     const db = openDatabase(path);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+    expect(db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
@@ -75,10 +75,10 @@ describe('openDatabase on a real file', () => {
     expect(store.calls.getById('c')!.status).toBe('answered');
   });
 
-  it('commits a status change with an fsync and a refresh without one, both kept on reopen', () => {
+  it('commits without an fsync on the event loop; durable() fsyncs the WAL once for all that was committed since; kept on reopen', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'gw-db-')), 'sync.sqlite');
     let db = openDatabase(file);
-    const store = createStore(db);
+    const store = createStore(db, { timed: true });
     const company = new AccountService(store, new ManualClock()).createCompany('x');
     store.calls.insert(
       callRecordFixture({
@@ -93,17 +93,11 @@ describe('openDatabase on a real file', () => {
         modifiedAt: 'a',
       }),
     );
-    const levels: number[] = [];
     const pragma = vi.spyOn(db, 'pragma');
-    const level = (): void => {
-      levels.push(db.pragma('synchronous', { simple: true }) as number);
-    };
-    withoutFsync(db, level);
-    db.transaction(level)();
-    expect(levels).toEqual([1, 2]); // NORMAL inside, FULL for an ordinary transaction
-    expect(db.pragma('synchronous', { simple: true })).toBe(2); // restored
-
-    pragma.mockClear();
+    await store.unitOfWork.durable();
+    const fsyncs = () => store.writeTimings!.fsyncs.snapshot().count;
+    const synced = fsyncs();
+    expect(synced).toBeGreaterThanOrEqual(1);
     store.calls.update(
       'c',
       {
@@ -117,29 +111,27 @@ describe('openDatabase on a real file', () => {
       },
       'b',
     );
-    expect(pragma.mock.calls.map((c) => c[0])).toEqual([
-      'synchronous = NORMAL',
-      'synchronous = FULL',
-    ]);
-    pragma.mockClear();
-    store.calls.update('c', { status: 'in_call', summary: 'x' }, 'b'); // the status it has
-    expect(pragma.mock.calls.map((c) => c[0])).toEqual([
-      'synchronous = NORMAL',
-      'synchronous = FULL',
-    ]);
-    pragma.mockClear();
     store.calls.update('c', { status: 'answered' }, 'c');
-    expect(pragma).not.toHaveBeenCalled();
-    // inside an outer transaction the outer commit decides: no pragma change mid-transaction
     db.transaction(() => store.calls.update('c', { summary: 's' }, 'd'))();
+    // every commit under NORMAL: no level switched, nothing fsynced yet
     expect(pragma).not.toHaveBeenCalled();
+    expect(store.writeTimings!.commitsFull.snapshot().count).toBe(0);
+    expect(fsyncs()).toBe(synced);
+    // one fsync for the three, and none again while nothing new is committed
+    await Promise.all([store.unitOfWork.durable(), store.unitOfWork.durable()]);
+    expect(fsyncs()).toBe(synced + 1);
+    await store.unitOfWork.durable();
+    expect(fsyncs()).toBe(synced + 1);
+    // runDurable answers after its own fsync
+    await store.unitOfWork.runDurable(() => store.calls.update('c', { summary: 't' }, 'e'));
+    expect(fsyncs()).toBe(synced + 2);
     db.close();
 
     db = openDatabase(file);
     expect(createStore(db).calls.getById('c')).toMatchObject({
       status: 'answered',
       networkQuality: { packetsReceived: 5 },
-      summary: 's',
+      summary: 't',
     });
     db.close();
   });

@@ -1,10 +1,10 @@
 // Dialogs of answered calls, kept while the call lasts so that a restart
 // after a crash can end them with BYE (docs/decisions/no-zombie-calls.md).
 // Written by the call's session (its leg's owner), read once at start-up.
-// The writes are committed without an fsync: in WAL mode they survive kill -9
-// once written, and the call's next status change (synchronous) makes them
-// power-safe; the answer's own `in_call` write follows right after.
-import { withoutFsync, type Db } from './database.js';
+// The writes survive kill -9 once committed (WAL) and are power-safe with the
+// store's next group fsync; the answer's own `in_call` write follows right
+// after.
+import type { Db } from './database.js';
 
 /** Matches calls/ports/signaling-port.ts `DialogSnapshot` (structurally). */
 export interface StoredDialog {
@@ -65,31 +65,28 @@ export class SqliteLiveDialogRepository {
 
   /** Keeps (or replaces) a live dialog of a call record: the callee's unless `leg` says otherwise. */
   save(callRecordId: string, d: StoredDialog, at: string, leg: DialogLeg = 'callee'): void {
-    withoutFsync(this.db, () =>
-      this.stmts.upsert.run({
-        recordId: callRecordId,
-        leg,
-        callId: d.callId,
-        localTag: d.localTag,
-        remoteTag: d.remoteTag,
-        localParty: d.localParty,
-        remoteParty: d.remoteParty,
-        remoteTarget: d.remoteTarget,
-        routeSet: JSON.stringify(d.routeSet),
-        localSeq: d.localSeq,
-        transport: d.transport,
-        host: d.destination.host,
-        port: d.destination.port,
-        at,
-      }),
-    );
+    this.stmts.upsert.run({
+      recordId: callRecordId,
+      leg,
+      callId: d.callId,
+      localTag: d.localTag,
+      remoteTag: d.remoteTag,
+      localParty: d.localParty,
+      remoteParty: d.remoteParty,
+      remoteTarget: d.remoteTarget,
+      routeSet: JSON.stringify(d.routeSet),
+      localSeq: d.localSeq,
+      transport: d.transport,
+      host: d.destination.host,
+      port: d.destination.port,
+      at,
+    });
   }
 
   /** A dialog is over (BYE sent or received): `leg`'s, or without it every one of the record's. */
   remove(callRecordId: string, leg?: DialogLeg): void {
-    withoutFsync(this.db, () =>
-      leg ? this.stmts.removeLeg.run(callRecordId, leg) : this.stmts.remove.run(callRecordId),
-    );
+    if (leg) this.stmts.removeLeg.run(callRecordId, leg);
+    else this.stmts.remove.run(callRecordId);
   }
 
   /** Every dialog kept: at start-up, those a crash left behind. */

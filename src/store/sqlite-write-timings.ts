@@ -2,7 +2,7 @@
 // per-component breakdown): every write statement that succeeded, and every commit with the
 // synchronous level it committed under. In WAL mode a commit under FULL
 // syncs the WAL to disk (https://sqlite.org/pragma.html#pragma_synchronous),
-// one under NORMAL does not (database.ts withoutFsync). A commit is an
+// one under NORMAL (the daemon's: database.ts) does not. A commit is an
 // outermost transaction from BEGIN to COMMIT, or a write run outside any
 // transaction (SQLite commits it on its own). Two clock reads per write;
 // the figures are read when /metrics is scraped.
@@ -21,6 +21,8 @@ export interface StoreWriteTimings {
   commitsFull: LatencyHistogram;
   /** Commits under synchronous=NORMAL (no fsync), ms. */
   commitsNormal: LatencyHistogram;
+  /** The WAL's group fsyncs (wal-sync.ts), off the event loop, ms. */
+  fsyncs: LatencyHistogram;
 }
 
 /** `synchronous = NORMAL` and the like, as database.ts sets it. */
@@ -37,6 +39,7 @@ export function timeWrites(db: Db, now: () => number = () => performance.now()):
     writes: new LatencyHistogram(STORE_WRITE_BOUNDS_MS),
     commitsFull: new LatencyHistogram(STORE_WRITE_BOUNDS_MS),
     commitsNormal: new LatencyHistogram(STORE_WRITE_BOUNDS_MS),
+    fsyncs: new LatencyHistogram(STORE_WRITE_BOUNDS_MS),
   };
   let full = String(db.pragma('synchronous', { simple: true })) === '2';
   const commit = (ms: number) => (full ? t.commitsFull : t.commitsNormal).record(ms);

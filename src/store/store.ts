@@ -10,6 +10,7 @@ import type { Agent, OutboundRoute, SipTrunk, VoipPhone } from '../model/entitie
 import { SqliteOptOutRepository } from './opt-out-repository.js';
 import { SqliteScheduleRepository } from './schedule-repository.js';
 import { timeWrites, type StoreWriteTimings } from './sqlite-write-timings.js';
+import { WalSync } from './wal-sync.js';
 import { SqliteWebhookRepository } from './webhook-repository.js';
 
 /** The public methods of a repository: what a store on another database must answer alike. */
@@ -30,10 +31,15 @@ export interface StoreUnitOfWork {
    * `run`, with the commit waited for without blocking: the promise
    * resolves with `fn`'s value once its writes are durable, and the daemon
    * goes on meanwhile (PostgreSQL: the commit is a round trip with a WAL
-   * flush). Nothing that depends on the writes may happen before it
-   * resolves. On SQLite it is `run`.
+   * flush; SQLite: `run`, then `durable`).
    */
   runDurable<T>(fn: () => T, serializeOn?: readonly string[]): Promise<T>;
+  /**
+   * Resolves once everything committed so far is on disk (SQLite: the WAL's
+   * group fsync, wal-sync.ts; PostgreSQL: at once, its commits are durable
+   * when they return). What reports a write outside the daemon waits for it.
+   */
+  durable(): Promise<void>;
 }
 
 /** Every repository of one database: SQLite (this file) or PostgreSQL (pg/pg-store.ts). */
@@ -70,6 +76,16 @@ export interface SqliteStore extends Store {
 /** The repositories over `db`; `timed`: its writes are timed from now on (sqlite-write-timings.ts). */
 export function createStore(db: Db, opts: { timed?: boolean } = {}): SqliteStore {
   const writeTimings = opts.timed ? timeWrites(db) : undefined;
+  // one connection, one WalSync: it counts that connection's changes
+  const totalChanges = db.prepare('SELECT total_changes()').pluck();
+  const wal = db.memory
+    ? undefined
+    : new WalSync({
+        walPath: `${db.name}-wal`,
+        changes: () => totalChanges.get() as number,
+        ...(writeTimings ? { onSynced: (ms: number) => writeTimings.fsyncs.record(ms) } : {}),
+      });
+  const durable = (): Promise<void> => (wal ? wal.sync() : Promise.resolve());
   const webhooks = new SqliteWebhookRepository(db);
   // Each change of a call record writes the events it reports in its own transaction.
   const calls = new SqliteCallRepository(db, (before, after, at) =>
@@ -80,10 +96,18 @@ export function createStore(db: Db, opts: { timed?: boolean } = {}): SqliteStore
     db,
     ...(writeTimings ? { writeTimings } : {}),
     kind: 'sqlite',
-    close: () => db.close(),
+    close: () => {
+      void wal?.close();
+      db.close();
+    },
     unitOfWork: {
       run: (fn) => db.transaction(fn)(),
-      runDurable: async (fn) => db.transaction(fn)(),
+      runDurable: async (fn) => {
+        const value = db.transaction(fn)();
+        await durable();
+        return value;
+      },
+      durable,
     },
     companies: new SqliteCompanyRepository(db),
     apiKeys: new SqliteApiKeyRepository(db),

@@ -14,7 +14,7 @@ import {
   type WebhookEventType,
 } from '../model/webhook.js';
 import { callEventsOf } from '../model/webhook-events.js';
-import { withoutFsync, type Db } from './database.js';
+import type { Db } from './database.js';
 
 interface EndpointRow {
   id: string;
@@ -245,22 +245,20 @@ export class SqliteWebhookRepository {
     }));
   }
 
-  // A delivery's outcome is written without an fsync (it survives kill -9, as
-  // the WAL write reached the OS): one lost to a power cut is sent again, which
-  // at-least-once allows, and no fsync per delivery blocks the event loop.
+  // A delivery's outcome survives kill -9 once committed (the WAL write reached
+  // the OS); one lost to a power cut before the next group fsync is sent
+  // again, which at-least-once allows.
 
   markDelivered(id: string, responseCode: number, at: string): void {
-    withoutFsync(this.db, () => this.stmts.delivered.run(responseCode, at, Number(id)));
+    this.stmts.delivered.run(responseCode, at, Number(id));
   }
 
   markRetry(id: string, responseCode: number, error: string | null, nextAttemptMs: number): void {
-    withoutFsync(this.db, () =>
-      this.stmts.retryLater.run(responseCode, error, nextAttemptMs, Number(id)),
-    );
+    this.stmts.retryLater.run(responseCode, error, nextAttemptMs, Number(id));
   }
 
   markFailed(id: string, responseCode: number, error: string | null): void {
-    withoutFsync(this.db, () => this.stmts.failed.run(responseCode, error, Number(id)));
+    this.stmts.failed.run(responseCode, error, Number(id));
   }
 
   /** Pending deliveries and the age of the oldest one's event (for /metrics). */

@@ -56,7 +56,10 @@ beforeEach(() => {
 });
 afterEach(() => vi.useRealTimers());
 
-function worker(concurrency = 4): DeliveryWorker {
+function worker(
+  concurrency = 4,
+  durable: () => Promise<void> = () => Promise.resolve(),
+): DeliveryWorker {
   return new DeliveryWorker(
     store.webhooks,
     clock,
@@ -71,6 +74,7 @@ function worker(concurrency = 4): DeliveryWorker {
     },
     (url, headers, body) =>
       new Promise((resolve, reject) => sent.push({ url, headers, body, resolve, reject })),
+    durable,
   );
 }
 
@@ -97,6 +101,7 @@ describe('DeliveryWorker', () => {
     const w = worker();
     newCall();
     w.start();
+    await settle(); // the outbox is on disk first
     expect(sent).toHaveLength(1);
     const s = sent[0]!;
     expect(s.url).toBe('https://hooks.example.com/in');
@@ -114,6 +119,7 @@ describe('DeliveryWorker', () => {
     const w = worker();
     newCall();
     w.start();
+    await settle(); // the outbox is on disk first
     sent[0]!.resolve({ status: 503, retryAfter: '30' });
     await settle();
     expect(delivery()).toMatchObject({
@@ -142,6 +148,7 @@ describe('DeliveryWorker', () => {
     const w = worker();
     newCall();
     w.start();
+    await settle(); // the outbox is on disk first
     let n = 0;
     while (delivery().status === 'pending' && n < 50) {
       sent
@@ -167,10 +174,33 @@ describe('DeliveryWorker', () => {
     await w.stop();
   });
 
+  it('sends an event only once the outbox is on disk; a failed fsync is tried again later', async () => {
+    let fsync!: { resolve: () => void; reject: (e: Error) => void };
+    const w = worker(4, () => new Promise((resolve, reject) => (fsync = { resolve, reject })));
+    newCall();
+    w.start();
+    await settle();
+    expect(sent).toHaveLength(0);
+    fsync.reject(new Error('EIO'));
+    await settle();
+    expect(sent).toHaveLength(0);
+    expect(delivery()).toMatchObject({ status: 'pending', attempts: 1, lastError: 'EIO' });
+    clock.set(Date.parse(delivery().nextAttemptAt!));
+    await vi.advanceTimersByTimeAsync(200);
+    fsync.resolve();
+    await settle();
+    expect(sent).toHaveLength(1);
+    sent[0]!.resolve({ status: 200, retryAfter: null });
+    await settle();
+    expect(delivery()).toMatchObject({ status: 'delivered', attempts: 2 });
+    await w.stop();
+  });
+
   it('keeps at most `concurrency` requests in flight', async () => {
     const w = worker(2);
     for (let i = 0; i < 5; i++) newCall();
     w.start();
+    await settle(); // the outbox is on disk first
     expect(sent).toHaveLength(2);
     expect(w.inFlightCount).toBe(2);
     sent[0]!.resolve({ status: 200, retryAfter: null });
@@ -191,6 +221,7 @@ describe('DeliveryWorker', () => {
     store.webhooks.rotateSecret('e1', next, new Date(T0 + 60_000).toISOString(), 'x');
     newCall();
     w.start();
+    await settle(); // the outbox is on disk first
     const s = sent[0]!;
     expect(s.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(() => new Webhook(secret).verify(s.body, s.headers)).not.toThrow();

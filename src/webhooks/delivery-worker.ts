@@ -62,6 +62,12 @@ export class DeliveryWorker {
     private readonly log: Logger,
     private readonly settings: DeliveryWorkerSettings,
     private readonly send: WebhookSend,
+    /**
+     * Resolves once the outbox's writes so far are on disk: an event is
+     * reported only once the state it reports would survive a power loss
+     * (the store's group fsync, docs/decisions/group-commit.md).
+     */
+    private readonly durable: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   start(): void {
@@ -130,6 +136,7 @@ export class DeliveryWorker {
     let error: string | null = null;
     let permanent = false;
     try {
+      await this.durable();
       const headers = signWebhook(d.secrets, d.eventId, sentAt, d.body);
       res = await this.send(d.url, { ...headers }, d.body);
     } catch (err) {

@@ -37,6 +37,8 @@ export interface DaemonFigures {
   storeWriteMs: WindowQuantiles;
   storeCommitFullMs: WindowQuantiles;
   storeCommitNormalMs: WindowQuantiles;
+  /** SQLite: the WAL's group fsyncs, off the event loop. */
+  storeFsyncMs: WindowQuantiles;
   /** The media worker's worst per-second event-loop p99 in the window, as exposed (10 ms sampling included). */
   mediaWorkerRawLoopP99Ms: number;
   /** CPU seconds spent in the window by each of the daemon's threads (main, media, other). */
@@ -52,6 +54,7 @@ export const DAEMON_HISTOGRAMS = {
   storeWriteMs: 'gateway_store_write_ms',
   storeCommitFullMs: 'gateway_store_commit_full_ms',
   storeCommitNormalMs: 'gateway_store_commit_normal_ms',
+  storeFsyncMs: 'gateway_store_fsync_ms',
 } as const;
 
 export function parseHistogram(text: string, name: string): PromHistogram | undefined {
@@ -110,6 +113,7 @@ export function daemonFigures(before: string, after: string): DaemonFigures {
     storeWriteMs: h('storeWriteMs'),
     storeCommitFullMs: h('storeCommitFullMs'),
     storeCommitNormalMs: h('storeCommitNormalMs'),
+    storeFsyncMs: h('storeFsyncMs'),
     mediaWorkerRawLoopP99Ms: metricValue(after, 'gateway_media_worker_loop_delay_p99_ms'),
     threadCpuSeconds: threadCpuDiff(before, after),
   };

@@ -185,7 +185,7 @@ export function printComponents(title: string, rows: StepSummary[]): void {
   const n = (x: unknown, d = 1) =>
     typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
   console.log(
-    `\n${title}\nstep                  calls  wr/call wr ms/call  fsync/call fsync ms/call fsync50 fsync99  nosync/call  ws50  ws99  loop99 mloop99  cpu% main/media/other   ms/call main/media/other`,
+    `\n${title}\nstep                  calls  wr/call wr ms/call  full/call full ms/call full50 full99  normal/call  fsync/call fsync50 fsync99  ws50  ws99  loop99 mloop99  cpu% main/media/other   ms/call main/media/other`,
   );
   for (const r of rows) {
     const c = r.components;
@@ -197,11 +197,14 @@ export function printComponents(title: string, rows: StepSummary[]): void {
         n(c.perCallOf, 0).padStart(6),
         n(c.storeWritesPerCall).padStart(8),
         n(c.storeWriteMsPerCall, 3).padStart(10),
-        n(c.fullCommitsPerCall).padStart(11),
-        n(c.fullCommitMsPerCall, 2).padStart(13),
-        n(c.fullCommitP50Ms, 2).padStart(7),
-        n(c.fullCommitP99Ms, 2).padStart(7),
+        n(c.fullCommitsPerCall).padStart(10),
+        n(c.fullCommitMsPerCall, 2).padStart(12),
+        n(c.fullCommitP50Ms, 2).padStart(6),
+        n(c.fullCommitP99Ms, 2).padStart(6),
         n(c.normalCommitsPerCall).padStart(12),
+        n(c.fsyncsPerCall, 2).padStart(11),
+        n(c.fsyncP50Ms, 2).padStart(7),
+        n(c.fsyncP99Ms, 2).padStart(7),
         n(c.agentConnectP50Ms).padStart(5),
         n(c.agentConnectP99Ms).padStart(5),
         n(r.loopP99Ms).padStart(7),

@@ -93,6 +93,10 @@ export interface ComponentFigures {
   fullCommitP99Ms: number;
   normalCommitsPerCall: number;
   normalCommitMsPerCall: number;
+  /** The WAL's group fsyncs (off the event loop) in the window, per call, and each one's duration. */
+  fsyncsPerCall: number;
+  fsyncP50Ms: number;
+  fsyncP99Ms: number;
   /** The agents' WebSocket set-up. */
   agentConnects: number;
   agentConnectP50Ms: number;
@@ -126,6 +130,9 @@ export function componentFigures(w: WindowResult, perCallOf: number): ComponentF
     fullCommitP99Ms: d.storeCommitFullMs.p99,
     normalCommitsPerCall: per(d.storeCommitNormalMs.count, 2),
     normalCommitMsPerCall: per(d.storeCommitNormalMs.sum),
+    fsyncsPerCall: per(d.storeFsyncMs.count, 2),
+    fsyncP50Ms: d.storeFsyncMs.p50,
+    fsyncP99Ms: d.storeFsyncMs.p99,
     agentConnects: d.agentConnectMs.count,
     agentConnectP50Ms: d.agentConnectMs.p50,
     agentConnectP99Ms: d.agentConnectMs.p99,

@@ -28,10 +28,18 @@ export interface UnitOfWork {
    * `run`, with the commit waited for without blocking: the promise
    * resolves with `fn`'s value once its writes are durable, and the daemon
    * goes on meanwhile (PostgreSQL: the commit is a round trip with a WAL
-   * flush). Nothing that depends on the writes may happen before it
-   * resolves. On SQLite it is `run`.
+   * flush; SQLite: `run`, then `durable`).
    */
   runDurable<T>(fn: () => T, serializeOn?: readonly string[]): Promise<T>;
+  /**
+   * Resolves once everything committed so far is on disk, power loss
+   * included. On SQLite a commit survives kill -9 as soon as it returns but
+   * is fsynced in groups, off the event loop (docs/decisions/
+   * group-commit.md): whatever reports or depends on a write outside the
+   * daemon (an HTTP answer, an INVITE, a webhook) waits for this first. On
+   * PostgreSQL a commit is durable when it returns.
+   */
+  durable(): Promise<void>;
 }
 
 export interface UpdateOptions {

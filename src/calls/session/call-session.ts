@@ -219,6 +219,10 @@ export class CallSession {
       }
       this.claimed = true;
       this.clock.enter('starting');
+      // The move to trying (the claim the at-most-once rule rests on) is on
+      // disk before the INVITE can leave; the agent's socket opens meanwhile.
+      const onDisk = this.deps.store.unitOfWork.durable();
+      onDisk.catch(() => undefined); // awaited below; the agent may end the round first
       if (agent && !(await this.agentSide.connected(agent, this.deps.agents))) {
         this.writer.updateAttempt(pick.index, {
           status: 'failed',
@@ -232,6 +236,7 @@ export class CallSession {
           endAt: this.writer.now(),
         });
       }
+      await onDisk;
       outcome = await this.dial(trunk, agent, number, pick.index);
       if (!TRY_NEXT.has(outcome.status) || outcome.endCallReason.endsWith('_in_plan')) break;
     }

@@ -18,10 +18,10 @@ import {
   portPairFree,
   sleep,
   until,
-  type FakeLeg,
   type FaultSnapshot,
   type RigOptions,
 } from './test-support/fault-rig.js';
+import { FakeLeg } from './test-support/fake-leg.js';
 
 let rig: FaultRig | undefined;
 let unhandled: unknown[];
@@ -107,6 +107,42 @@ const ENDING = { mediaSessions: 0, portsInUse: 0, liveCalls: 1 };
 const AFTER_ANSWER = { status: 'failed_during_call', endDetail: 'session_error', active: false };
 
 describe('a session that throws (dial-path.md)', () => {
+  it('the INVITE leaves only once the move to trying is on disk (group-commit.md); a failed fsync ends the call before any INVITE', async () => {
+    const r = await setup();
+    let releasedAt = 0;
+    let invitedAt = 0;
+    r.store.unitOfWork.durable = () =>
+      new Promise<void>((resolve) =>
+        setTimeout(() => {
+          releasedAt = Date.now();
+          resolve();
+        }, 200),
+      );
+    r.invite = (req) => {
+      invitedAt = Date.now();
+      req.onSending?.();
+      const leg = new FakeLeg(req);
+      r.legs.push(leg);
+      return leg;
+    };
+    const first = await r.place();
+    expect(r.legs, JSON.stringify(r.record(first))).toHaveLength(1);
+    expect(releasedAt).toBeGreaterThan(0);
+    expect(invitedAt).toBeGreaterThanOrEqual(releasedAt);
+    r.legs[0]!.fire('failed', { status: 486, reason: 'Busy Here', headers: {} } as never);
+    await until(() => r.dialer.liveCalls === 0);
+
+    r.store.unitOfWork.durable = () => Promise.reject(new Error('EIO'));
+    r.clock.advance(3_600_000); // past the duplicate window and the cooldown
+    const second = await r.place();
+    await until(() => isFinal(r.record(second).status));
+    expect(r.legs).toHaveLength(1);
+    expect(r.record(second)).toMatchObject({ status: 'failed', active: false });
+    await until(() => r.dialer.liveCalls === 0 && r.engine.activeSessions === 0, 2000);
+    await sleep(20);
+    expect(unhandled.map(String)).toEqual([]);
+  });
+
   it('a throw while building the INVITE (offer SDP) ends the call failed_to_connect, sends nothing and releases media', async () => {
     const r = await setup();
     r.onMediaSession = (s) => {

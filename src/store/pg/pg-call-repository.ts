@@ -139,7 +139,7 @@ export class PgCallRepository {
    * to the commit, so a compare-and-set on another daemon waits and then
    * sees this one. A patch that changes the status commits durably; one that
    * does not commits with synchronous_commit off (the WAL is flushed a moment
-   * later, as SQLite's `withoutFsync` leaves it to the next fsync), except
+   * later, as SQLite leaves its commits to the next group fsync), except
    * as one statement (UPDATE_ALONE) outside a transaction: that commits durably.
    */
   async patch(

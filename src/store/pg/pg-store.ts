@@ -147,6 +147,11 @@ class PgBridgeUnitOfWork implements StoreUnitOfWork {
     }
   }
 
+  /** A commit is durable once PostgreSQL has answered it (synchronous_commit). */
+  durable(): Promise<void> {
+    return Promise.resolve();
+  }
+
   async runDurable<T>(fn: () => T, serializeOn: readonly string[] = []): Promise<T> {
     if (this.current !== undefined) return this.nested(fn, serializeOn);
     for (let attempt = 1; ; attempt++) {

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StoreNotDurableError } from '../store/wal-sync.js';
 import { startTestGateway, type TestGateway } from './test-support/test-gateway.js';
 
 let gw: TestGateway;
@@ -49,6 +50,19 @@ describe('answers wait for the store to be on disk (group-commit.md)', () => {
     const refused = await second;
     expect(refused.statusCode).toBe(503);
     expect(refused.json()).toMatchObject({ error: 'server_unavailable' });
+  });
+
+  it('initiate-call whose admission could not be made durable answers 503, not 500', async () => {
+    const t = await gw.tenant();
+    gw.store.unitOfWork.runDurable = () =>
+      Promise.reject(new StoreNotDurableError('the WAL was not synced: EIO'));
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/phones/calls/initiate-call',
+      payload: { destinationNumber: '+12125550113', agentId: t.agent.id },
+    });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ error: 'server_unavailable' });
   });
 
   it('the public routes (health, metrics) do not wait', async () => {

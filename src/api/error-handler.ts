@@ -87,6 +87,16 @@ function toResponse(err: FastifyError | GatewayError | Error): { status: number;
       body: { error: 'server_unavailable', reason: 'The database did not answer in time; retry.' },
     };
   }
+  if (err.name === 'StoreNotDurableError') {
+    // The group fsync failed (wal-sync.ts): the writes are not confirmed.
+    return {
+      status: 503,
+      body: {
+        error: 'server_unavailable',
+        reason: 'The gateway could not make its writes durable (the disk failed); retry.',
+      },
+    };
+  }
   const fe = err as FastifyError;
   if (fe.validation) {
     // A schema failure the route's own formatter did not turn into an ApiError.

@@ -1,9 +1,9 @@
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { WalSync } from './wal-sync.js';
+import { StoreNotDurableError, WalSync } from './wal-sync.js';
 
 /** A WAL-mode file with synchronous=NORMAL, as the daemon opens it, and its WalSync counting fsyncs. */
 function walDb(path = join(mkdtempSync(join(tmpdir(), 'gw-wal-')), 'g.sqlite')) {
@@ -94,6 +94,20 @@ describe('WalSync: group commit of the WAL file', () => {
     });
     await wal.sync();
     expect(fsyncs).toHaveLength(1); // counted as done: nothing was there to sync
+    await wal.close();
+  });
+
+  it('a failing sync rejects with StoreNotDurableError (the API answers 503) and leaves nothing marked synced', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-wal-'));
+    const file = join(dir, 'plain-file');
+    writeFileSync(file, 'x');
+    // a path under a regular file: stat fails with ENOTDIR
+    const wal = new WalSync({ walPath: join(file, 'g.sqlite-wal'), changes: () => 1 });
+    const failed = await wal.sync().catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(StoreNotDurableError);
+    expect((failed as Error).message).toContain('ENOTDIR');
+    // still owed: the next call tries again
+    await expect(wal.sync()).rejects.toBeInstanceOf(StoreNotDurableError);
     await wal.close();
   });
 });

@@ -19,6 +19,11 @@ export interface WalSyncOptions {
   now?: () => number;
 }
 
+/** The WAL could not be made durable (the fsync failed): nothing waiting for it is confirmed. */
+export class StoreNotDurableError extends Error {
+  override readonly name = 'StoreNotDurableError';
+}
+
 export class WalSync {
   private handle: { file: FileHandle; ino: number } | undefined;
   /** The change count the last finished fsync covered. */
@@ -65,8 +70,14 @@ export class WalSync {
     this.runningMark = mark;
     const start = this.now();
     try {
-      const file = await this.walFile();
-      if (file) await file.sync();
+      try {
+        const file = await this.walFile();
+        if (file) await file.sync();
+      } catch (err) {
+        throw new StoreNotDurableError(`the WAL was not synced: ${(err as Error).message}`, {
+          cause: err,
+        });
+      }
       if (mark > this.synced) this.synced = mark;
       this.o.onSynced?.(this.now() - start);
     } finally {

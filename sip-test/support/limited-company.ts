@@ -64,3 +64,30 @@ export async function limitedCompany(
     },
   };
 }
+
+/**
+ * What a burst of calls for a company with a channel limit came to: refused
+ * at admission (402 no_channels_available, when calls were already live),
+ * held (in_call), or ended at the dial gate (failed
+ * no_channels_available_in_plan); nothing else.
+ */
+export async function channelBurstOutcome(
+  limited: Awaited<ReturnType<typeof limitedCompany>>,
+  nodes: Gateway[],
+  answers: { status: number; json: any }[],
+): Promise<{ refused: number; held: number; notDialed: number }> {
+  const refused = answers.filter((r) => r.status !== 200);
+  expect(new Set(refused.map((r) => `${r.status} ${r.json.error}`))).toEqual(
+    new Set(refused.length > 0 ? ['402 no_channels_available'] : []),
+  );
+  const ids = answers.filter((r) => r.status === 200).map((r) => r.json.callId as string);
+  const records = await Promise.all(
+    ids.map((id, i) => limited.settled(nodes[i % nodes.length]!, id, 20_000)),
+  );
+  const held = records.filter((r) => r.status === 'in_call');
+  const notDialed = records.filter((r) => r.status !== 'in_call');
+  expect(new Set(notDialed.map((r) => `${r.status} ${r.endCallReason}`))).toEqual(
+    new Set(notDialed.length > 0 ? ['failed no_channels_available_in_plan'] : []),
+  );
+  return { refused: refused.length, held: held.length, notDialed: notDialed.length };
+}

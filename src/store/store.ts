@@ -31,9 +31,10 @@ export interface StoreUnitOfWork {
    * `run`, with the commit waited for without blocking: the promise
    * resolves with `fn`'s value once its writes are durable, and the daemon
    * goes on meanwhile (PostgreSQL: the commit is a round trip with a WAL
-   * flush; SQLite: `run`, then `durable`).
+   * flush; SQLite: `run`, then `durable`). `onRan` is told when `fn` has
+   * run and only the commit's durability is awaited.
    */
-  runDurable<T>(fn: () => T, serializeOn?: readonly string[]): Promise<T>;
+  runDurable<T>(fn: () => T, serializeOn?: readonly string[], onRan?: () => void): Promise<T>;
   /**
    * Resolves once everything committed so far is on disk (SQLite: the WAL's
    * group fsync, wal-sync.ts; PostgreSQL: at once, its commits are durable
@@ -102,8 +103,9 @@ export function createStore(db: Db, opts: { timed?: boolean } = {}): SqliteStore
     },
     unitOfWork: {
       run: (fn) => db.transaction(fn)(),
-      runDurable: async (fn) => {
+      runDurable: async (fn, _serializeOn, onRan) => {
         const value = db.transaction(fn)();
+        onRan?.();
         await durable();
         return value;
       },

@@ -2,7 +2,8 @@
 // Transactions commit with synchronous=NORMAL: in WAL mode the commit is in
 // the WAL once it returns, which survives kill -9 (the OS has it), but not
 // yet a power loss. `sync()` makes every commit made before it power-safe
-// with one fsync(2) of the WAL file, run on libuv's pool so that the event
+// with one fdatasync(2) of the WAL file (its data and what reading it back
+// needs, the size; not its times), run on libuv's pool so that the event
 // loop (media pacing, SIP, the agents' sockets) never waits on the disk; the
 // callers that acknowledge something (an HTTP answer, an INVITE, a webhook)
 // wait for it. Calls that arrive while an fsync runs share the next one:
@@ -72,7 +73,7 @@ export class WalSync {
     try {
       try {
         const file = await this.walFile();
-        if (file) await file.sync();
+        if (file) await file.datasync();
       } catch (err) {
         throw new StoreNotDurableError(`the WAL was not synced: ${(err as Error).message}`, {
           cause: err,

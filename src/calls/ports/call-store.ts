@@ -28,9 +28,10 @@ export interface UnitOfWork {
    * `run`, with the commit waited for without blocking: the promise
    * resolves with `fn`'s value once its writes are durable, and the daemon
    * goes on meanwhile (PostgreSQL: the commit is a round trip with a WAL
-   * flush; SQLite: `run`, then `durable`).
+   * flush; SQLite: `run`, then `durable`). `onRan` is told when `fn` has
+   * run and only the commit's durability is awaited.
    */
-  runDurable<T>(fn: () => T, serializeOn?: readonly string[]): Promise<T>;
+  runDurable<T>(fn: () => T, serializeOn?: readonly string[], onRan?: () => void): Promise<T>;
   /**
    * Resolves once everything committed so far is on disk, power loss
    * included. On SQLite a commit survives kill -9 as soon as it returns but

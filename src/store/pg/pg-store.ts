@@ -152,7 +152,11 @@ class PgBridgeUnitOfWork implements StoreUnitOfWork {
     return Promise.resolve();
   }
 
-  async runDurable<T>(fn: () => T, serializeOn: readonly string[] = []): Promise<T> {
+  async runDurable<T>(
+    fn: () => T,
+    serializeOn: readonly string[] = [],
+    onRan?: () => void,
+  ): Promise<T> {
     if (this.current !== undefined) return this.nested(fn, serializeOn);
     for (let attempt = 1; ; attempt++) {
       try {
@@ -160,6 +164,7 @@ class PgBridgeUnitOfWork implements StoreUnitOfWork {
         const value = this.attempt(fn, serializeOn, (tx) => {
           committed = this.bridge.commitAsync(tx);
         });
+        onRan?.();
         await committed;
         return value;
       } catch (err) {

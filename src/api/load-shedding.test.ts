@@ -43,6 +43,45 @@ describe('initiate-call in-flight cap', () => {
     expect((await call(20)).statusCode).toBe(200);
     expect((await call(21)).statusCode).toBe(200);
   });
+
+  it('a request that only waits for its commit to be durable holds no place', async () => {
+    gw = await startTestGateway({ shedding: { maxCallRequestsInFlight: 1 } });
+    const acme = await gw.tenant('acme');
+    const uow = gw.store.unitOfWork;
+    const runDurable = uow.runDurable.bind(uow);
+    let fsynced!: () => void;
+    const disk = new Promise<void>((r) => (fsynced = r));
+    // every admission's commit waits for one slow fsync
+    let decided = 0;
+    uow.runDurable = async (fn, keys, onRan) => {
+      const value = await runDurable(fn, keys, () => {
+        decided++;
+        onRan?.();
+      });
+      await disk;
+      return value;
+    };
+    const call = (i: number) =>
+      acme.request({
+        method: 'POST',
+        url: '/api/v1/phones/calls/initiate-call',
+        payload: {
+          destinationNumber: `+1212555${String(4000 + i)}`,
+          agentId: acme.agent.id,
+          overrideTimeRestriction: true,
+          overrideDayRestriction: true,
+        },
+      });
+    // each one is sent once the one before is decided and only waits for the disk
+    const pending = [];
+    for (let i = 0; i < 3; i++) {
+      pending.push(call(i));
+      for (let k = 0; decided <= i && k < 1000; k++) await new Promise((r) => setImmediate(r));
+    }
+    fsynced();
+    const answers = Promise.all(pending);
+    expect((await answers).map((a) => a.statusCode)).toEqual([200, 200, 200]);
+  });
 });
 
 describe('pressure gate', () => {

@@ -74,6 +74,7 @@ export async function registerPressureGate(
 export function inFlightCap(cfg: LoadSheddingConfig): {
   onRequest: onRequestAsyncHookHandler;
   onResponse: onResponseAsyncHookHandler;
+  release(request: object): void;
 } {
   let inFlight = 0;
   const counted = new WeakSet<object>();
@@ -90,6 +91,10 @@ export function inFlightCap(cfg: LoadSheddingConfig): {
     },
     // onResponse runs for every request that got an answer, errors included.
     onResponse: async (request) => {
+      if (counted.delete(request)) inFlight--;
+    },
+    /** The request's work is done; what is left (the disk) holds no place (idempotent). */
+    release: (request) => {
       if (counted.delete(request)) inFlight--;
     },
   };

@@ -81,7 +81,15 @@ export class CallService {
     this.zones = options.zones ?? resolveDestinationZones;
   }
 
-  async initiate(who: Requester, body: InitiateCallBody): Promise<InitiateCallResult> {
+  /**
+   * `onDecided`: told once the admission has run and only its durability is
+   * awaited (the in-flight cap stops counting the request there).
+   */
+  async initiate(
+    who: Requester,
+    body: InitiateCallBody,
+    onDecided?: () => void,
+  ): Promise<InitiateCallResult> {
     if (this.dispatcher?.isDraining) {
       throw new CallError(
         'server_unavailable',
@@ -169,31 +177,35 @@ export class CallService {
     );
     // Answered (and dialed) only once the writes are durable; the daemon does
     // not block on PostgreSQL's commit meanwhile.
-    const decision = await this.store.unitOfWork.runDurable(() => {
-      const d = evaluateProtections(
-        {
-          companyId,
-          settings: who.company.settings,
-          phoneNumber: req.destinationNumber,
-          agentId: record.agentId,
-          scheduledAt: requested?.at ?? null,
-          overrideTimeRestriction: req.overrideTimeRestriction,
-          overrideDayRestriction: req.overrideDayRestriction,
-          antiHarassment,
-          destination,
-        },
-        { history: this.store.callHistory, optOuts: this.store.optOuts, clock: this.clock },
-      );
-      checkPlanLimits(this.store, plan, companyId, choice.trunk);
-      record.destinationTimeZones = d.zones;
-      record.destinationCountry = d.country;
-      record.destinationZoneSource = d.zoneSource;
-      this.store.calls.insert(record);
-      if (d.kind === 'schedule') {
-        scheduleNewCall(this.store, record, { dueAt: Date.parse(d.at), nowIso });
-      }
-      return d;
-    }, keys);
+    const decision = await this.store.unitOfWork.runDurable(
+      () => {
+        const d = evaluateProtections(
+          {
+            companyId,
+            settings: who.company.settings,
+            phoneNumber: req.destinationNumber,
+            agentId: record.agentId,
+            scheduledAt: requested?.at ?? null,
+            overrideTimeRestriction: req.overrideTimeRestriction,
+            overrideDayRestriction: req.overrideDayRestriction,
+            antiHarassment,
+            destination,
+          },
+          { history: this.store.callHistory, optOuts: this.store.optOuts, clock: this.clock },
+        );
+        checkPlanLimits(this.store, plan, companyId, choice.trunk);
+        record.destinationTimeZones = d.zones;
+        record.destinationCountry = d.country;
+        record.destinationZoneSource = d.zoneSource;
+        this.store.calls.insert(record);
+        if (d.kind === 'schedule') {
+          scheduleNewCall(this.store, record, { dueAt: Date.parse(d.at), nowIso });
+        }
+        return d;
+      },
+      keys,
+      onDecided,
+    );
 
     if (decision.kind === 'schedule') {
       this.options.onScheduled?.(Date.parse(decision.at));

@@ -107,11 +107,11 @@ export const CONFIG_SCHEMA: readonly ConfigEntry[] = [
   {
     key: 'http.maxCallRequestsInFlight',
     type: 'int',
-    default: 64,
+    default: 16,
     env: 'GATEWAY_HTTP_MAX_CALL_REQUESTS_IN_FLIGHT',
     min: 1,
     description:
-      'initiate-call requests being handled at once (those waiting for the group fsync included); one more is refused at once with 503 and Retry-After instead of queueing.',
+      'initiate-call requests being handled at once (not those only waiting for their commit to be durable); one more is refused at once with 503 and Retry-After instead of queueing.',
   },
   {
     key: 'http.overloadRetryAfterSeconds',

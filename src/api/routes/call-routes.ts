@@ -129,7 +129,7 @@ export function registerCallRoutes(
         request.body = withoutNulls(request.body);
       },
     },
-    (request) => calls.initiate(request.auth, request.body),
+    (request) => calls.initiate(request.auth, request.body, () => callRequests.release(request)),
   );
 
   const api = app.withTypeProvider<TypeBoxTypeProvider>();

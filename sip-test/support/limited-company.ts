@@ -3,6 +3,7 @@
 import { expect } from 'vitest';
 import { FINAL_STATUSES } from '../../src/model/call-status.js';
 import { BOOT_KEY, type Gateway } from './gateway-harness.js';
+import { ScriptedUas } from './scripted-uas.js';
 
 const FINAL = new Set<string>(FINAL_STATUSES);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -90,4 +91,31 @@ export async function channelBurstOutcome(
     new Set(notDialed.length > 0 ? ['failed no_channels_available_in_plan'] : []),
   );
   return { refused: refused.length, held: held.length, notDialed: notDialed.length };
+}
+
+/**
+ * A burst of one call per number, all at once, for a company whose plan has
+ * `channels`, against a far end that answers and holds: exactly `channels`
+ * calls are held and reach the far end (INVITEs counted there); every other
+ * one is refused 402 or ends at the dial gate.
+ */
+export async function expectExactChannels(
+  nodes: Gateway[],
+  channels: number,
+  numbers: string[],
+): Promise<void> {
+  const far = await ScriptedUas.start({ defaultBehaviour: { kind: 'answer' } });
+  try {
+    const limited = await limitedCompany(nodes, { maxChannels: channels }, far.port);
+    const answers = await limited.initiateAll(numbers);
+    // Accepted calls are not yet live: the channels are counted again when each is dialed.
+    const outcome = await channelBurstOutcome(limited, nodes, answers);
+    expect(outcome.held).toBe(channels);
+    expect(outcome.held + outcome.notDialed + outcome.refused).toBe(numbers.length);
+    // a call refused at the gate never sent an INVITE
+    await sleep(1_000);
+    expect(far.invites).toHaveLength(channels);
+  } finally {
+    far.close();
+  }
 }

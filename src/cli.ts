@@ -12,7 +12,7 @@ import { unsafeTrunkField } from './model/sip-values.js';
 import { systemClock } from './clock.js';
 import { CONFIG_SCHEMA } from './config/config-schema.js';
 import { ConfigError, defaultConfigObject, loadConfig } from './config/load-config.js';
-import { openDatabase } from './store/database.js';
+import { openDatabase, type Db } from './store/database.js';
 import { OPERATION_GROUPS, type OperationGroup } from './model/entities.js';
 import { createStore, type Store } from './store/store.js';
 import { openPgStore } from './store/pg/pg-store.js';
@@ -61,6 +61,16 @@ const OPTIONS = {
 } as const;
 
 class UsageError extends Error {}
+
+/**
+ * A one-shot command has no group fsync waiting behind it (wal-sync.ts):
+ * each of its commits syncs the WAL itself before the command answers.
+ */
+export function cliDatabase(path: string): Db {
+  const db = openDatabase(path);
+  db.pragma('synchronous = FULL');
+  return db;
+}
 
 export function runCli(argv: string[], openStore: () => Store, print: (v: unknown) => void): void {
   const { values: o, positionals } = parseArgs({
@@ -229,7 +239,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
               timeoutMs: store.timeoutMs,
               clock: systemClock,
             })
-          : createStore(openDatabase(store.path));
+          : createStore(cliDatabase(store.path));
       },
       (v) => console.log(typeof v === 'string' ? v : JSON.stringify(v, null, 2)),
     );

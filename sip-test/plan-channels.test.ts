@@ -1,5 +1,5 @@
-// A plan's channels on one daemon with its SQLite file: a burst of calls for
-// a company takes exactly its free channels, whatever the order in which the
+// A plan's (and a trunk's) channels on one daemon with its SQLite file: a
+// burst of calls for a company takes exactly its free channels, whatever the order in which the
 // calls' sessions reach the dial (the agent's WebSocket is opened between
 // the gate and the INVITE). The same across three daemons on PostgreSQL is
 // in multi-node.test.ts.
@@ -24,6 +24,20 @@ describe("a plan's channels on one daemon (SQLite)", () => {
       [gw],
       3,
       Array.from({ length: 12 }, (_, i) => `+1212563${String(i).padStart(4, '0')}`),
+    );
+  }, 60_000);
+
+  it("a trunk's channels alike: 8 requests at once, the trunk's 2 channels: exactly 2 INVITEs; the others end no_channels or are refused 402 no_available_channels", async () => {
+    const gw = await startGateway({
+      GATEWAY_HTTP_MAX_CALL_REQUESTS_IN_FLIGHT: '1000',
+      GATEWAY_RATE_LIMIT_MAX: '100000',
+    });
+    started.push(gw);
+    await expectExactChannels(
+      [gw],
+      2,
+      Array.from({ length: 8 }, (_, i) => `+1212564${String(i).padStart(4, '0')}`),
+      'trunk',
     );
   }, 60_000);
 });

@@ -17,6 +17,7 @@ export async function limitedCompany(
   nodes: Gateway[],
   plan: { maxConcurrentCalls?: number; maxChannels?: number },
   farPort: number,
+  trunkFields: { maxChannels?: number } = {},
 ) {
   const sub = await nodes[0]!.api('POST', '/api/v1/companies', {
     name: 'limited',
@@ -31,6 +32,7 @@ export async function limitedCompany(
     port: farPort,
     callerIds: ['+12125550100'],
     defaultCallerId: '+12125550100',
+    ...trunkFields,
   });
   const agent = await as(nodes[2 % nodes.length]!, 'POST', '/api/v1/agents', {
     name: 'limited-agent',
@@ -66,6 +68,12 @@ export async function limitedCompany(
   };
 }
 
+/** How a call is refused for want of a channel: at admission (402), and at the dial gate. */
+const CHANNEL_REASONS = {
+  plan: { admission: 'no_channels_available', dial: 'no_channels_available_in_plan' },
+  trunk: { admission: 'no_available_channels', dial: 'no_channels' },
+};
+
 /**
  * What a burst of calls for a company with a channel limit came to: refused
  * at admission (402 no_channels_available, when calls were already live),
@@ -76,10 +84,11 @@ export async function channelBurstOutcome(
   limited: Awaited<ReturnType<typeof limitedCompany>>,
   nodes: Gateway[],
   answers: { status: number; json: any }[],
+  reasons = CHANNEL_REASONS.plan,
 ): Promise<{ refused: number; held: number; notDialed: number }> {
   const refused = answers.filter((r) => r.status !== 200);
   expect(new Set(refused.map((r) => `${r.status} ${r.json.error}`))).toEqual(
-    new Set(refused.length > 0 ? ['402 no_channels_available'] : []),
+    new Set(refused.length > 0 ? [`402 ${reasons.admission}`] : []),
   );
   const ids = answers.filter((r) => r.status === 200).map((r) => r.json.callId as string);
   const records = await Promise.all(
@@ -88,14 +97,14 @@ export async function channelBurstOutcome(
   const held = records.filter((r) => r.status === 'in_call');
   const notDialed = records.filter((r) => r.status !== 'in_call');
   expect(new Set(notDialed.map((r) => `${r.status} ${r.endCallReason}`))).toEqual(
-    new Set(notDialed.length > 0 ? ['failed no_channels_available_in_plan'] : []),
+    new Set(notDialed.length > 0 ? [`failed ${reasons.dial}`] : []),
   );
   return { refused: refused.length, held: held.length, notDialed: notDialed.length };
 }
 
 /**
  * A burst of one call per number, all at once, for a company whose plan has
- * `channels`, against a far end that answers and holds: exactly `channels`
+ * `channels` (or whose trunk has), against a far end that answers and holds: exactly `channels`
  * calls are held and reach the far end (INVITEs counted there); every other
  * one is refused 402 or ends at the dial gate.
  */
@@ -103,13 +112,18 @@ export async function expectExactChannels(
   nodes: Gateway[],
   channels: number,
   numbers: string[],
+  of: keyof typeof CHANNEL_REASONS = 'plan',
 ): Promise<void> {
   const far = await ScriptedUas.start({ defaultBehaviour: { kind: 'answer' } });
   try {
-    const limited = await limitedCompany(nodes, { maxChannels: channels }, far.port);
+    const limit = { maxChannels: channels };
+    const limited =
+      of === 'plan'
+        ? await limitedCompany(nodes, limit, far.port)
+        : await limitedCompany(nodes, {}, far.port, limit);
     const answers = await limited.initiateAll(numbers);
     // Accepted calls are not yet live: the channels are counted again when each is dialed.
-    const outcome = await channelBurstOutcome(limited, nodes, answers);
+    const outcome = await channelBurstOutcome(limited, nodes, answers, CHANNEL_REASONS[of]);
     expect(outcome.held).toBe(channels);
     expect(outcome.held + outcome.notDialed + outcome.refused).toBe(numbers.length);
     // a call refused at the gate never sent an INVITE

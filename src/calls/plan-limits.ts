@@ -5,7 +5,7 @@ import type { Plan, SipTrunk } from '../model/entities.js';
 import type { CallStore } from './ports/call-store.js';
 import { CallError } from './call-error.js';
 import { ACTIVE_STATUSES, LIVE_STATUSES } from '../model/call-status.js';
-import { companyKey, numberKey } from '../model/serialization-keys.js';
+import { companyKey, numberKey, trunkKey } from '../model/serialization-keys.js';
 
 /**
  * What an admission or a dial decides about (multi-node-store.md rule 2):
@@ -22,7 +22,7 @@ export function decisionKeys(
   const keys = numbers.map((n) => numberKey(companyId, n));
   if (plan && (plan.maxChannels !== null || plan.maxConcurrentCalls !== null))
     keys.push(companyKey(companyId));
-  if (trunk?.maxChannels != null) keys.push(`trunk:${trunk.id}`);
+  if (trunk?.maxChannels != null) keys.push(trunkKey(trunk.id));
   return keys;
 }
 

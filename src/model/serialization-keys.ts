@@ -12,3 +12,8 @@ export function numberKey(companyId: string, phoneNumber: string): string {
 export function companyKey(companyId: string): string {
   return `company:${companyId}`;
 }
+
+/** A trunk's channel count (its maxChannels). */
+export function trunkKey(trunkId: string): string {
+  return `trunk:${trunkId}`;
+}

@@ -6,7 +6,7 @@
 import type { Clock } from '../../clock.js';
 import type { CallRecord, DialedAttempt, SkippedAttempt } from '../../model/call-record.js';
 import type { CallStatus } from '../../model/call-status.js';
-import { companyKey, numberKey } from '../../model/serialization-keys.js';
+import { companyKey, numberKey, trunkKey } from '../../model/serialization-keys.js';
 import { LIVE_STATUSES } from '../../model/call-status.js';
 import { channelsInUse } from '../plan-limits.js';
 import type { CallStore } from '../ports/call-store.js';
@@ -40,10 +40,10 @@ export interface PickRequest {
  * skipped number is appended to the attempts; a number to dial gets its
  * attempt and the record moves to `trying` (the first time by a
  * compare-and-set from its pre-dial status: at most one session dials it).
- * When the plan limits channels, the count and the move to `trying` (which
- * takes a channel) are serialized per company, so a burst of calls takes
- * exactly the free channels, across daemons too; a call that finds none
- * gets a failed attempt and never holds one.
+ * When the plan (or the trunk) limits channels, the count and the move to
+ * `trying` (which takes a channel) are serialized per company (per trunk),
+ * so a burst of calls takes exactly the free channels, across daemons too;
+ * a call that finds none gets a failed attempt and never holds one.
  */
 export function pickNumber(
   store: CallStore,
@@ -52,10 +52,13 @@ export function pickNumber(
   req: PickRequest,
 ): NumberPick {
   const companyId = writer.current.companyId;
-  // Read before the unit, as the admission does: it decides the keys; the count is read inside.
+  const trunkId = writer.current.sipTrunkId;
+  // Read before the unit, as the admission does: they decide the keys; the counts are read inside.
   const maxChannels = store.companies.getPlan(companyId)?.maxChannels ?? null;
+  const trunkChannels = trunkId ? (store.sipTrunks.getById(trunkId)?.maxChannels ?? null) : null;
   const keys = [numberKey(companyId, req.number)];
   if (maxChannels !== null) keys.push(companyKey(companyId));
+  if (trunkChannels !== null && trunkId) keys.push(trunkKey(trunkId));
   return store.unitOfWork.run((): NumberPick => {
     const record = writer.current;
     const verdict = checkDial(
@@ -85,23 +88,19 @@ export function pickNumber(
         ? { kind: 'skip', attempt }
         : { kind: 'lost' };
     }
-    if (maxChannels !== null) {
-      // a record already live (a later number of its round) holds its channel
-      const self = LIVE_STATUSES.includes(record.status) ? 1 : 0;
-      if (channelsInUse(store, companyId) - self >= maxChannels) {
-        const endCallReason = 'no_channels_available_in_plan';
-        const { attempts } = writer.attemptAppend({
-          number: req.number,
-          round: req.round,
-          startedAt: now,
-          status: 'failed',
-          endCallReason,
-          endedAt: now,
-        });
-        return writer.write({ attempts }, undefined, req.from)
-          ? { kind: 'no_channel', endCallReason, endedAt: now }
-          : { kind: 'lost' };
-      }
+    const noChannel = channelRefusal(store, record, { maxChannels, trunkChannels });
+    if (noChannel) {
+      const { attempts } = writer.attemptAppend({
+        number: req.number,
+        round: req.round,
+        startedAt: now,
+        status: 'failed',
+        endCallReason: noChannel,
+        endedAt: now,
+      });
+      return writer.write({ attempts }, undefined, req.from)
+        ? { kind: 'no_channel', endCallReason: noChannel, endedAt: now }
+        : { kind: 'lost' };
     }
     const { attempts, index } = writer.attemptAppend({
       number: req.number,
@@ -113,6 +112,32 @@ export function pickNumber(
       ? { kind: 'dial', index }
       : { kind: 'lost' };
   }, keys);
+}
+
+/**
+ * Why `record` may not take a channel now, if so: the plan's channels
+ * (`no_channels_available_in_plan`) or its trunk's (`no_channels`) are all
+ * held by live calls. A record already live (a later number of its round)
+ * holds its own.
+ */
+function channelRefusal(
+  store: CallStore,
+  record: Readonly<CallRecord>,
+  limits: { maxChannels: number | null; trunkChannels: number | null },
+): string | undefined {
+  const self = LIVE_STATUSES.includes(record.status) ? 1 : 0;
+  if (
+    limits.maxChannels !== null &&
+    channelsInUse(store, record.companyId) - self >= limits.maxChannels
+  )
+    return 'no_channels_available_in_plan';
+  if (
+    limits.trunkChannels !== null &&
+    record.sipTrunkId &&
+    store.calls.countLiveOnTrunk(record.sipTrunkId, LIVE_STATUSES) - self >= limits.trunkChannels
+  )
+    return 'no_channels';
+  return undefined;
 }
 
 /** The round's numbers not yet dialed (a round resumed after a crash skips those whose INVITE left). */

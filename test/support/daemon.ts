@@ -24,7 +24,7 @@ export interface Daemon {
 
 export async function startDaemon(
   env: Record<string, string> = {},
-  timeoutMs = 20_000,
+  timeoutMs = 40_000, // three daemons starting at once on a loaded 2-core machine have taken over 20 s
 ): Promise<Daemon> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-daemon-'));
   const dbPath = env.GATEWAY_DB_PATH ?? join(dir, 'gateway.sqlite');

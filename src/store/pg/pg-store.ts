@@ -34,10 +34,15 @@ export interface PgStore extends Store {
   workerThreadId(): number | null;
 }
 
+/** The longest the worker may take to start and migrate before the store is unavailable. */
+const START_TIMEOUT_MS = 30_000;
+
 /** Opens the store: starts the worker and brings the schema up to date. */
 export function openPgStore(opts: PgStoreOptions): PgStore {
   const bridge = new StoreBridge(opts);
-  bridge.call({ op: 'migrate' });
+  // The worker starts (its modules load, its pool connects) and migrates
+  // first: that is start-up, not the statements store.timeoutMs bounds.
+  bridge.call({ op: 'migrate' }, Math.max(opts.timeoutMs, START_TIMEOUT_MS));
   const unitOfWork = new PgBridgeUnitOfWork(bridge);
   const cache = new ConfigCache(bridge.generations);
   const repo = <K extends keyof PgRepositories | 'nodes'>(

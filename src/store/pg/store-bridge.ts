@@ -137,13 +137,13 @@ export class StoreBridge {
     return done;
   }
 
-  /** Sends `op` to the worker and blocks until its answer (or the timeout). */
-  call(op: BridgeOp): unknown {
+  /** Sends `op` to the worker and blocks until its answer (or the timeout, by default store.timeoutMs). */
+  call(op: BridgeOp, timeoutMs = this.opts.timeoutMs): unknown {
     if (this.dead) throw new StoreUnavailableError(`store unavailable: ${this.dead.message}`);
     const id = ++this.nextId;
     Atomics.store(this.signal, 0, 0);
     this.port.postMessage({ ...op, id } as BridgeRequest);
-    const deadline = this.opts.clock.now() + this.opts.timeoutMs;
+    const deadline = this.opts.clock.now() + timeoutMs;
     for (;;) {
       const got = receiveMessageOnPort(this.port) as { message: BridgeReply } | undefined;
       if (got) {

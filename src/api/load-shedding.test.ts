@@ -76,7 +76,9 @@ describe('initiate-call in-flight cap', () => {
     const pending = [];
     for (let i = 0; i < 3; i++) {
       pending.push(call(i));
-      for (let k = 0; decided <= i && k < 1000; k++) await new Promise((r) => setImmediate(r));
+      // bounded in time, not in turns: a loaded machine takes many turns to decide
+      const until = Date.now() + 5_000;
+      while (decided <= i && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
     }
     fsynced();
     const answers = Promise.all(pending);

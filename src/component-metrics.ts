@@ -34,30 +34,30 @@ export function registerComponentMetrics(registry: Registry, s: ComponentMetricS
   );
   const store = s.storeWrites;
   if (store) {
-    new SnapshotHistogram(
-      'gateway_store_write_ms',
-      "A write statement's run on the SQLite file, ms (inside a transaction its commit is not included).",
-      registry,
-      () => store.writes.snapshot(),
-    );
-    new SnapshotHistogram(
-      'gateway_store_commit_full_ms',
-      'A commit under synchronous=FULL (the WAL synced to disk), ms: an outermost transaction from BEGIN to COMMIT, or a write outside any.',
-      registry,
-      () => store.commitsFull.snapshot(),
-    );
-    new SnapshotHistogram(
-      'gateway_store_commit_normal_ms',
-      "A commit under synchronous=NORMAL (the daemon's: the WAL is synced by the group fsync), ms, counted as the FULL ones are.",
-      registry,
-      () => store.commitsNormal.snapshot(),
-    );
-    new SnapshotHistogram(
-      'gateway_store_fsync_ms',
-      "The WAL's group fsync, off the event loop (one for every commit since the last), ms.",
-      registry,
-      () => store.fsyncs.snapshot(),
-    );
+    const histograms: [string, string, Snapshotting][] = [
+      [
+        'gateway_store_write_ms',
+        "A write statement's run on the SQLite file, ms (inside a transaction its commit is not included).",
+        store.writes,
+      ],
+      [
+        'gateway_store_commit_full_ms',
+        'A commit under synchronous=FULL (the WAL synced to disk), ms: an outermost transaction from BEGIN to COMMIT, or a write outside any.',
+        store.commitsFull,
+      ],
+      [
+        'gateway_store_commit_normal_ms',
+        "A commit under synchronous=NORMAL (the daemon's: the WAL is synced by the group fsync), ms, counted as the FULL ones are.",
+        store.commitsNormal,
+      ],
+      [
+        'gateway_store_fsync_ms',
+        "The WAL's group fsync, off the event loop (one for every commit since the last), ms.",
+        store.fsyncs,
+      ],
+    ];
+    for (const [name, help, source] of histograms)
+      new SnapshotHistogram(name, help, registry, () => source.snapshot());
   }
   const worker = s.mediaWorker;
   if (worker) {

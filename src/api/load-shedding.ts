@@ -78,6 +78,9 @@ export function inFlightCap(cfg: LoadSheddingConfig): {
 } {
   let inFlight = 0;
   const counted = new WeakSet<object>();
+  const release = (request: object): void => {
+    if (counted.delete(request)) inFlight--;
+  };
   return {
     onRequest: async (request) => {
       if (inFlight >= cfg.maxCallRequestsInFlight) {
@@ -90,13 +93,9 @@ export function inFlightCap(cfg: LoadSheddingConfig): {
       counted.add(request);
     },
     // onResponse runs for every request that got an answer, errors included.
-    onResponse: async (request) => {
-      if (counted.delete(request)) inFlight--;
-    },
+    onResponse: async (request) => release(request),
     /** The request's work is done; what is left (the disk) holds no place (idempotent). */
-    release: (request) => {
-      if (counted.delete(request)) inFlight--;
-    },
+    release,
   };
 }
 

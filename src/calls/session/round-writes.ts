@@ -58,7 +58,7 @@ export function pickNumber(
   const trunkChannels = trunkId ? (store.sipTrunks.getById(trunkId)?.maxChannels ?? null) : null;
   const keys = [numberKey(companyId, req.number)];
   if (maxChannels !== null) keys.push(companyKey(companyId));
-  if (trunkChannels !== null && trunkId) keys.push(trunkKey(trunkId));
+  if (trunkChannels !== null) keys.push(trunkKey(trunkId!));
   return store.unitOfWork.run((): NumberPick => {
     const record = writer.current;
     const verdict = checkDial(

@@ -339,6 +339,46 @@ describe.each([
       expect((await s.repo.events('r1')).map((e) => e.status)).toEqual(['trying', 'failed']);
     });
 
+    it("given the writer's copy (current): the same record, events and change as without it", async () => {
+      await s.addWebhookEndpoint?.('co'); // the change listener is told of every update
+      const mine = (await s.repo.getById('r1'))!;
+      const next = await s.repo.update('r1', { status: 'ringing', endDetail: 'y' }, t(1), {
+        current: mine,
+        onlyFrom: ['trying'],
+        detail: '180',
+      });
+      expect(await s.repo.getById('r1')).toStrictEqual(next);
+      expect(next).toMatchObject({ status: 'ringing', summary: 'first', endDetail: 'y' });
+      expect(s.changes.at(-1)).toEqual(['trying', 'ringing', t(1)]);
+      const after = await s.repo.update('r1', { summary: 'mine' }, t(2), { current: next! });
+      expect(after).toMatchObject({ status: 'ringing', summary: 'mine', modifiedAt: t(2) });
+      expect((await s.repo.events('r1')).map((e) => [e.status, e.detail])).toEqual([
+        ['trying', null],
+        ['ringing', '180'],
+      ]);
+    });
+
+    it("a stale copy of the writer's loses nothing another writer stored, and onlyFrom judges the stored status", async () => {
+      await s.addWebhookEndpoint?.('co');
+      const mine = (await s.repo.getById('r1'))!;
+      // another writer: a field, then the status
+      await s.repo.update('r1', { endDetail: 'theirs' }, t(1));
+      const merged = await s.repo.update('r1', { summary: 'mine' }, t(2), { current: mine });
+      expect(merged).toMatchObject({ summary: 'mine', endDetail: 'theirs', modifiedAt: t(2) });
+      expect(await s.repo.getById('r1')).toStrictEqual(merged);
+
+      await s.repo.update('r1', { status: 'cancelled' }, t(3));
+      // the copy still says `trying`: the stored `cancelled` refuses
+      expect(
+        await s.repo.update('r1', { status: 'ringing' }, t(4), {
+          current: merged!,
+          onlyFrom: ['trying'],
+        }),
+      ).toBeUndefined();
+      expect(await s.repo.getById('r1')).toMatchObject({ status: 'cancelled', modifiedAt: t(3) });
+      expect(s.changes.at(-1)).toEqual(['trying', 'cancelled', t(3)]);
+    });
+
     it('answers undefined for an unknown record, with or without a status', async () => {
       expect(await s.repo.update('nope', { status: 'failed' }, t(1))).toBeUndefined();
       expect(await s.repo.update('nope', { summary: 'x' }, t(1))).toBeUndefined();

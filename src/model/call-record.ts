@@ -387,6 +387,27 @@ export interface CallRecord {
 /** A change to a record: any fields but its identity. */
 export type CallPatch = Partial<Omit<CallRecord, 'id' | 'callId' | 'companyId' | 'createdAt'>>;
 
+/** How a call record is updated (CallRepository.update in calls/ports/call-store.ts). */
+export interface CallUpdateOptions {
+  /** Update only while the stored status is one of these (a compare-and-set). */
+  onlyFrom?: readonly string[];
+  /** Logged with a status change. */
+  detail?: string;
+  /**
+   * A session's own write: on a store shared by several daemons, a live
+   * record is written only by the node that owns it, so a node taken for
+   * lost (its calls adopted by a peer) can no longer write them, nor mark
+   * an INVITE as sent (multi-node-store.md rule 4). One daemon owns all.
+   */
+  ownedOnly?: boolean;
+  /**
+   * The record as the caller last stored it (a session: the only writer of
+   * its live record). A store may then skip reading it back, as long as the
+   * row still has this status and modifiedAt; otherwise it reads as usual.
+   */
+  current?: Readonly<CallRecord>;
+}
+
 export interface CallEvent {
   seq: number;
   at: string;

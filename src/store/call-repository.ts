@@ -1,7 +1,13 @@
 // Call records. The indexed fields are columns; the rest of the record (the
 // spec §2.5 shape) is a JSON document. Every status change is also appended
 // to call_events with its timestamp.
-import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../model/call-record.js';
+import type {
+  CallEvent,
+  CallPatch,
+  CallQuery,
+  CallRecord,
+  CallUpdateOptions,
+} from '../model/call-record.js';
 import { callDocument, callRecordOf, type CallColumns } from './call-columns.js';
 import type { Db } from './database.js';
 
@@ -33,6 +39,11 @@ export class SqliteCallRepository {
       ),
       save: db.prepare(`UPDATE calls SET phone_number = @phoneNumber, agent_id = @agentId, status = @status,
         scheduled_at = @scheduledAt, modified_at = @modifiedAt, data = @data WHERE id = @id`),
+      // save, only while the row is as the writer last stored it (its status and modifiedAt)
+      saveIfUnchanged:
+        db.prepare(`UPDATE calls SET phone_number = @phoneNumber, agent_id = @agentId, status = @status,
+        scheduled_at = @scheduledAt, modified_at = @modifiedAt, data = @data
+        WHERE id = @id AND status = @expectedStatus AND modified_at = @expectedModifiedAt`),
       addEvent: db.prepare(`INSERT INTO call_events (call_id, seq, at, status, detail)
         VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM call_events WHERE call_id = ?), ?, ?, ?)`),
       events: db.prepare(
@@ -68,12 +79,7 @@ export class SqliteCallRepository {
    * final status is never left. Power-safe with the store's next group
    * fsync (`unitOfWork.durable`), which what acknowledges it waits for.
    */
-  patch(
-    id: string,
-    patch: CallPatch,
-    at: string,
-    opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean } = {},
-  ): void {
+  patch(id: string, patch: CallPatch, at: string, opts: CallUpdateOptions = {}): void {
     this.update(id, patch, at, opts);
   }
 
@@ -82,21 +88,43 @@ export class SqliteCallRepository {
     patch: CallPatch,
     at: string,
     // ownedOnly: one daemon owns every record of its file
-    opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean } = {},
+    opts: CallUpdateOptions = {},
   ): CallRecord | undefined {
     const apply = (): CallRecord | undefined => {
+      const known = opts.current;
+      // The writer's own copy: no read back (the JSON parse is most of an update's cost) while the row is unchanged.
+      if (known && known.id === id && (!opts.onlyFrom || opts.onlyFrom.includes(known.status))) {
+        const next = merged(known, patch, id, at);
+        const saved = this.stmts.saveIfUnchanged.run({
+          ...toParams(next),
+          expectedStatus: known.status,
+          expectedModifiedAt: known.modifiedAt,
+        });
+        if (saved.changes === 1) return this.saved(known, next, patch, at, opts.detail);
+      }
       const current = this.getById(id);
       if (!current) return undefined;
       if (opts.onlyFrom && !opts.onlyFrom.includes(current.status)) return undefined;
-      const next: CallRecord = { ...current, ...patch, id, modifiedAt: at } as CallRecord;
+      const next = merged(current, patch, id, at);
       this.stmts.save.run(toParams(next));
-      if (patch.status !== undefined && patch.status !== current.status) {
-        this.stmts.addEvent.run(id, id, at, patch.status, opts.detail ?? null);
-      }
-      this.onChange(current, next, at);
-      return next;
+      return this.saved(current, next, patch, at, opts.detail);
     };
     return this.db.transaction(apply)();
+  }
+
+  /** After a save: the status change logged, the change told. */
+  private saved(
+    before: Readonly<CallRecord>,
+    next: CallRecord,
+    patch: CallPatch,
+    at: string,
+    detail: string | undefined,
+  ): CallRecord {
+    if (patch.status !== undefined && patch.status !== before.status) {
+      this.stmts.addEvent.run(next.id, next.id, at, patch.status, detail ?? null);
+    }
+    this.onChange(before as CallRecord, next, at);
+    return next;
   }
 
   events(id: string): CallEvent[] {
@@ -180,6 +208,15 @@ export class SqliteCallRepository {
       this.db.prepare(`SELECT * FROM calls WHERE status IN (${marks})`).all(...statuses) as Row[]
     ).map(toRecord);
   }
+}
+
+function merged(
+  current: Readonly<CallRecord>,
+  patch: CallPatch,
+  id: string,
+  at: string,
+): CallRecord {
+  return { ...current, ...patch, id, modifiedAt: at } as CallRecord;
 }
 
 function toParams(r: CallRecord): Record<string, unknown> {

@@ -1,7 +1,13 @@
 // What the calls domain needs from storage: repositories and a unit of work.
 // `src/store/` satisfies these on SQLite; a later store (PostgreSQL) plugs in
 // here. No database types cross this line.
-import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../../model/call-record.js';
+import type {
+  CallEvent,
+  CallPatch,
+  CallQuery,
+  CallRecord,
+  CallUpdateOptions,
+} from '../../model/call-record.js';
 import type { CallStatus } from '../../model/call-status.js';
 import type {
   Agent,
@@ -43,19 +49,7 @@ export interface UnitOfWork {
   durable(): Promise<void>;
 }
 
-export interface UpdateOptions {
-  /** Update only while the stored status is one of these (a compare-and-set). */
-  onlyFrom?: readonly string[];
-  /** Logged with a status change. */
-  detail?: string;
-  /**
-   * A session's own write: on a store shared by several daemons, a live
-   * record is written only by the node that owns it, so a node taken for
-   * lost (its calls adopted by a peer) can no longer write them, nor mark
-   * an INVITE as sent (multi-node-store.md rule 4). One daemon owns all.
-   */
-  ownedOnly?: boolean;
-}
+export type UpdateOptions = CallUpdateOptions;
 
 export interface CallRepository {
   insert(record: CallRecord): CallRecord;

@@ -69,7 +69,8 @@ export class AgentSide {
         return false;
       }
     }
-    this.participant = this.writer.addParticipant({
+    // Carried by the next write: the callee's, with the INVITE's Call-ID.
+    this.participant = this.writer.stageParticipant({
       type: 'ai',
       role: 'Agent',
       status: 'invited',
@@ -81,7 +82,15 @@ export class AgentSide {
     return true;
   }
 
-  /** The call was answered: the agent joins and streams from now on. */
+  /** The call is answered: the agent joins, in the write that records the answer. */
+  joining(at: string): void {
+    if (this.participant === undefined) return;
+    this.writer.stage(
+      this.writer.participantPatch(this.participant, { status: 'joined', joinedAt: at }),
+    );
+  }
+
+  /** The call was answered: the agent streams from now on. */
   bridge(
     media: MediaLeg,
     endCall: (reason: string) => void,
@@ -93,12 +102,6 @@ export class AgentSide {
     farEndHeaders: Record<string, string> = {},
   ): void {
     this.answeredAtMs = this.clock.now();
-    if (this.participant !== undefined) {
-      this.writer.updateParticipant(this.participant, {
-        status: 'joined',
-        joinedAt: this.writer.now(),
-      });
-    }
     this.link?.start(
       media,
       {
@@ -133,9 +136,14 @@ export class AgentSide {
   left(outcome: AttemptOutcome, durationSeconds: number): void {
     if (this.participant === undefined) return;
     const joined = this.writer.current.participants[this.participant]?.status === 'joined';
-    this.writer.updateParticipant(
-      this.participant,
-      joined ? { status: 'left', leftAt: outcome.endAt, durationSeconds } : { status: 'cancelled' },
+    // Carried by the round's closing write, which follows.
+    this.writer.stage(
+      this.writer.participantPatch(
+        this.participant,
+        joined
+          ? { status: 'left', leftAt: outcome.endAt, durationSeconds }
+          : { status: 'cancelled' },
+      ),
     );
   }
 

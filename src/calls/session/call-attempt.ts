@@ -44,6 +44,8 @@ export interface AttemptSettings {
 
 /** What the attempt tells its session as the call moves on. */
 export interface AttemptHooks {
+  /** 200 OK with a usable answer, before the record says so: stage what joins with it. */
+  joining(at: string): void;
   /** 200 OK with a usable answer: bridge the agent now. */
   /** `farEndHeaders`: the X- headers of the 2xx (handed to the agent in start.customParameters). */
   answered(
@@ -294,6 +296,7 @@ export class CallAttempt {
       return this.settle({ status: 'failed', endCallReason, endAt: now });
     }
     this.answeredAt = now;
+    this.hooks.joining(now);
     this.writer.status('in_call', {
       startAt: now,
       rtpPort: this.media.localPort,
@@ -399,10 +402,13 @@ export class CallAttempt {
     if (this.settled) return;
     this.clearTimers();
     try {
-      this.writer.updateParticipant(this.participant, {
-        status: participantStatus(outcome),
-        ...(this.answered ? { leftAt: outcome.endAt } : {}),
-      });
+      // Carried by the round's closing write (record-writer.ts).
+      this.writer.stage(
+        this.writer.participantPatch(this.participant, {
+          status: participantStatus(outcome),
+          ...(this.answered ? { leftAt: outcome.endAt } : {}),
+        }),
+      );
     } catch (err) {
       this.abort(err);
       return;

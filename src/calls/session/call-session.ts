@@ -278,7 +278,8 @@ export class CallSession {
       return notDialed('no_channels');
     }
     this.media = media;
-    const participant = this.writer.addParticipant({
+    // Carried by the attempt's first write, with the INVITE's Call-ID.
+    const participant = this.writer.stageParticipant({
       type: 'trunk',
       role: 'Contact',
       deviceKind: 'trunk',
@@ -309,6 +310,7 @@ export class CallSession {
         mediaSilenceMs: 1000 * (this.deps.settings.mediaInactivitySeconds ?? 0),
       },
       {
+        joining: (at) => this.agentSide.joining(at),
         answered: (leg, endCall, farEndHeaders) => {
           const routes = new MediaRoutes(leg, this.deps.relayLatency);
           this.routes = routes;
@@ -357,12 +359,15 @@ export class CallSession {
     this.forgetDialog(); // BYE sent or received: nothing left to end after a crash
     this.clock.enter('finishing');
     const closed = await this.closeMedia();
-    this.writer.updateAttempt(index, {
-      endedAt: outcome.endAt,
-      status: outcome.status,
-      endCallReason: outcome.endCallReason,
-      ...(outcome.sipFailure ? { sipFailure: outcome.sipFailure } : {}),
-    });
+    // Carried by the round's closing write (its final status or the next round).
+    this.writer.stage(
+      this.writer.attemptPatch(index, {
+        endedAt: outcome.endAt,
+        status: outcome.status,
+        endCallReason: outcome.endCallReason,
+        ...(outcome.sipFailure ? { sipFailure: outcome.sipFailure } : {}),
+      }),
+    );
     return {
       ...outcome,
       ...(closed ? { networkQuality: closed.networkQuality } : {}),

@@ -2,7 +2,16 @@
 // status change with its timestamp, which the store logs), participants and
 // attempts append-only, and never a change once a final status is stored.
 // The session is the only writer of a live record, so the copy kept here is
-// the record: nothing is read back to learn what someone else wrote.
+// the record: nothing is read back to learn what someone else wrote, and
+// the store is handed this copy so it need not read it either.
+//
+// A change that reports nothing by itself (a participant joining or leaving
+// beside a status change, the attempt's end before the final status) is
+// staged: kept here and carried by the record's next write, so a call
+// costs five record writes instead of eleven. Every round ends in a write
+// (its final status, the next round, or a forced finish), so nothing staged
+// is left behind; a staged change on a record already final is dropped, as
+// a write of it would be.
 import type { Clock } from '../../clock.js';
 import type {
   Attempt,
@@ -16,12 +25,20 @@ import { runUrgentWork } from '../../urgent-work.js';
 import type { CallRepository } from '../ports/call-store.js';
 
 export class RecordWriter {
+  /** The record as last stored. */
+  private stored: CallRecord;
+  /** Changes kept for the next write. */
+  private staged: CallPatch | undefined;
+
   constructor(
     private readonly calls: CallRepository,
     private readonly clock: Clock,
     private record: CallRecord,
-  ) {}
+  ) {
+    this.stored = record;
+  }
 
+  /** The record with the changes staged since the last write. */
   get current(): Readonly<CallRecord> {
     return this.record;
   }
@@ -30,17 +47,30 @@ export class RecordWriter {
     return new Date(this.clock.now()).toISOString();
   }
 
-  /** Applies `patch` unless the record is final (or not in `onlyFrom`). */
+  /** Applies `patch`, with what was staged, unless the record is final (or not in `onlyFrom`). */
   write(patch: CallPatch, detail?: string, onlyFrom: readonly string[] = OPEN_STATUSES): boolean {
-    const next = this.calls.update(this.record.id, patch, this.now(), {
+    const withStaged = this.staged ? { ...this.staged, ...patch } : patch;
+    const next = this.calls.update(this.record.id, withStaged, this.now(), {
       onlyFrom,
       detail,
       ownedOnly: true,
+      current: this.stored,
     });
     runUrgentWork(); // a commit is a natural yield point in call set-up (urgent-work.ts)
-    if (!next) return false;
-    this.record = next;
+    if (!next) {
+      // Refused by a narrower onlyFrom while the record is open: what was staged still goes.
+      if (this.staged && onlyFrom !== OPEN_STATUSES) this.write({});
+      return false;
+    }
+    this.record = this.stored = next;
+    this.staged = undefined;
     return true;
+  }
+
+  /** Keeps `patch` for the next write (see the top of this file). */
+  stage(patch: CallPatch): void {
+    this.staged = { ...this.staged, ...patch };
+    this.record = { ...this.record, ...patch } as CallRecord;
   }
 
   status(
@@ -56,6 +86,13 @@ export class RecordWriter {
   addParticipant(p: Participant): number {
     const list = [...this.record.participants, p];
     this.write({ participants: list });
+    return list.length - 1;
+  }
+
+  /** addParticipant, carried by the next write. */
+  stageParticipant(p: Participant): number {
+    const list = [...this.record.participants, p];
+    this.stage({ participants: list });
     return list.length - 1;
   }
 

@@ -11,6 +11,7 @@
 // stack refusing a CR/LF header), a record write that throws once at a
 // chosen moment, an agent link that throws.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CallPatch } from '../../model/call-record.js';
 import { isFinal } from '../../model/call-status.js';
 import { createSipStack, SipStackError } from '../../sip/index.js';
 import {
@@ -269,29 +270,28 @@ describe('a session that throws (dial-path.md)', () => {
     expect(leg.cancels).toBe(0);
   });
 
-  it('a throw while settling a busy reply (the participant write fails) still ends the record within a second and releases media', async () => {
+  it("the round's closing write failing once after a busy reply (it carries the callee's settled participant): the record still ends, media released", async () => {
     const r = await setup();
     const callId = await r.place();
     const leg = theLeg(r);
     leg.fire('provisional', { status: 180, reason: 'Ringing' });
-    r.failNextWrite((p) => p.participants !== undefined && p.status === undefined);
+    let failed: CallPatch | undefined;
+    r.failNextWrite((p) => {
+      const closing = p.status !== undefined && p.participants !== undefined;
+      if (closing) failed = p;
+      return closing;
+    });
     leg.fire('failed', { status: 486, reason: 'Busy Here', q850: 17, cause: 'response' });
     // the 486 ended the INVITE transaction: there is nothing left to CANCEL
-    const rec = await expectEndedCleanly(r, callId);
-    expect(rec).toMatchObject(BEFORE_ANSWER);
-  });
-
-  it("a throw while settling the callee's hangup (the participant write fails) still ends the record within a second and releases media", async () => {
-    const r = await setup();
-    const callId = await r.place();
-    const leg = theLeg(r);
-    answer(r, leg, callId);
-    r.clock.advance(90_000);
-    r.failNextWrite((p) => p.participants !== undefined && p.status === undefined);
-    leg.fire('ended', { by: 'remote' });
-    // the far end's BYE ended the dialog: there is nothing left to BYE
-    const rec = await expectEndedCleanly(r, callId);
-    expect(rec).toMatchObject(AFTER_ANSWER);
+    const rec = await expectEndedCleanly(r, callId, ENDING);
+    // the write that failed was the one carrying the settled participant and the attempt's end
+    expect(failed?.participants?.find((p) => p.type === 'trunk')?.status).toBe('rejected');
+    expect(failed?.attempts?.[0]).toMatchObject({
+      endedAt: expect.any(String),
+      sipFailure: expect.anything(),
+    });
+    expect(rec).toMatchObject({ ...BEFORE_ANSWER, endCallReason: expect.any(String) });
+    expect(leg.cancels).toBe(0);
   });
 
   it('the final write failing once after the callee hung up: the record still ends (failed_during_call / session_error), no BYE of ours, media released', async () => {

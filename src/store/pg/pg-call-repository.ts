@@ -7,7 +7,13 @@
 // with COLLATE "C", byte for byte as SQLite's BINARY collation does, so both
 // stores page and range-filter alike whatever the database's locale.
 import pg from 'pg';
-import type { CallEvent, CallPatch, CallQuery, CallRecord } from '../../model/call-record.js';
+import type {
+  CallEvent,
+  CallPatch,
+  CallQuery,
+  CallRecord,
+  CallUpdateOptions,
+} from '../../model/call-record.js';
 import type { Queryable } from './pg-schedule-repository.js';
 import { jsonb } from './jsonb.js';
 import { COLUMNS, saveParams, toCallRecord, toParams, type CallRow } from './pg-call-row.js';
@@ -146,7 +152,7 @@ export class PgCallRepository {
     id: string,
     patch: CallPatch,
     at: string,
-    opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean } = {},
+    opts: CallUpdateOptions = {},
   ): Promise<void> {
     await this.update(id, patch, at, opts);
   }
@@ -155,7 +161,7 @@ export class PgCallRepository {
     id: string,
     patch: CallPatch,
     at: string,
-    opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean } = {},
+    opts: CallUpdateOptions = {},
   ): Promise<CallRecord | undefined> {
     if (this.updatesAlone) {
       const alone = await this.updateAlone(id, patch, at, opts);
@@ -194,7 +200,7 @@ export class PgCallRepository {
     id: string,
     patch: CallPatch,
     at: string,
-    opts: { onlyFrom?: readonly string[]; detail?: string; ownedOnly?: boolean },
+    opts: CallUpdateOptions,
   ): Promise<CallRecord | undefined | 'needs_outbox'> {
     const removed: string[] = [];
     const set: Record<string, unknown> = {};

@@ -4,6 +4,7 @@
 // work opens a transaction in the worker, takes the advisory lock of each
 // key it serializes on (rule 2), runs `fn`, and commits. A deadlock or
 // serialization failure runs `fn` again from the start, at most three times.
+import type { CallUpdateOptions } from '../../model/call-record.js';
 import type { Store, StoreUnitOfWork } from '../store.js';
 import type { PgNodeRegistry } from './pg-node-registry.js';
 import type { PgRepositories } from './pg-repositories.js';
@@ -48,6 +49,7 @@ export function openPgStore(opts: PgStoreOptions): PgStore {
   const repo = <K extends keyof PgRepositories | 'nodes'>(
     name: K,
     revive: (v: unknown) => unknown = (v) => v,
+    outbound: (method: string, args: unknown[]) => unknown[] = (_m, args) => args,
   ) => {
     const policy = CONFIG_REPOS[name];
     return new Proxy(
@@ -56,7 +58,8 @@ export function openPgStore(opts: PgStoreOptions): PgStore {
         get: (_target, method) =>
           typeof method !== 'string'
             ? undefined
-            : (...args: unknown[]) => {
+            : (...given: unknown[]) => {
+                const args = outbound(method, given);
                 const tx = unitOfWork.tx;
                 if (tx !== undefined && POSTED[name]?.[method]) {
                   bridge.post({ op: 'call', repo: name, method, args, tx });
@@ -95,7 +98,7 @@ export function openPgStore(opts: PgStoreOptions): PgStore {
     sipTrunks: repo('sipTrunks'),
     voipPhones: repo('voipPhones'),
     outboundRoutes: repo('outboundRoutes'),
-    calls: repo('calls'),
+    calls: repo('calls', undefined, withoutWritersCopy),
     optOuts: repo('optOuts'),
     schedules: repo('schedules'),
     callHistory: repo('callHistory'),
@@ -245,4 +248,17 @@ function reviveKeyHash(v: unknown): unknown {
     return k;
   };
   return Array.isArray(v) ? v.map(fix) : fix(v);
+}
+
+/**
+ * A session's copy of its record (CallUpdateOptions.current) stays on this side:
+ * PostgreSQL's update is one statement that reads the row where it is, and
+ * the copy would only be cloned to the worker for nothing.
+ */
+function withoutWritersCopy(method: string, args: unknown[]): unknown[] {
+  if (method !== 'update' && method !== 'patch') return args;
+  const opts = args[3] as CallUpdateOptions | undefined;
+  if (!opts?.current) return args;
+  const { current: _kept, ...rest } = opts;
+  return [args[0], args[1], args[2], rest];
 }

@@ -20,6 +20,7 @@ describe('the per-component metrics', () => {
         commitsFull: histogram([1, 5], [2]),
         commitsNormal: histogram([1, 5], []),
         fsyncs: histogram([1, 5], [0.5, 3, 4]),
+        checkpoints: histogram([5, 10], [7]),
       },
       mediaWorker: {
         takeLoopDelay: () => {
@@ -44,6 +45,8 @@ describe('the per-component metrics', () => {
     expect(text).toContain('gateway_store_commit_normal_ms_count 0');
     expect(text).toContain('gateway_store_fsync_ms_bucket{le="1"} 1');
     expect(text).toContain('gateway_store_fsync_ms_count 3');
+    expect(text).toContain('gateway_store_checkpoint_ms_bucket{le="5"} 0');
+    expect(text).toContain('gateway_store_checkpoint_ms_count 1');
     expect(text).toContain('gateway_media_worker_loop_delay_p99_ms 10.5');
     expect(text).toContain('gateway_media_worker_loop_delay_max_ms 13');
     expect(takes).toHaveLength(1);

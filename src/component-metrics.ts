@@ -18,6 +18,7 @@ export interface ComponentMetricSources {
     commitsFull: Snapshotting;
     commitsNormal: Snapshotting;
     fsyncs: Snapshotting;
+    checkpoints: Snapshotting;
   };
   /** The media worker (absent when media runs on the main thread). */
   mediaWorker?: { takeLoopDelay(): { p99Ms: number; maxMs: number } };
@@ -54,6 +55,11 @@ export function registerComponentMetrics(registry: Registry, s: ComponentMetricS
         'gateway_store_fsync_ms',
         "The WAL's group fsync, off the event loop (one for every commit since the last), ms.",
         store.fsyncs,
+      ],
+      [
+        'gateway_store_checkpoint_ms',
+        'A checkpoint of the WAL into the database file, in a worker thread off the event loop, ms.',
+        store.checkpoints,
       ],
     ];
     for (const [name, help, source] of histograms)

@@ -48,6 +48,8 @@ import {
 
 /** The longest a commit nobody waits for stays off the disk (a power loss, not kill -9). */
 const STORE_SYNC_TICK_MS = 100;
+/** How often the SQLite file's WAL is checkpointed, off the event loop (wal-checkpointer.ts). */
+const STORE_CHECKPOINT_TICK_MS = 1_000;
 
 function readConfig(): Config {
   try {
@@ -344,6 +346,10 @@ async function main(): Promise<void> {
   const syncTick = realTimers.setInterval(() => {
     store.unitOfWork.durable().catch((err: unknown) => log.error({ err }, 'store fsync failed'));
   }, STORE_SYNC_TICK_MS);
+  const checkpoint = 'checkpoint' in store ? store.checkpoint : undefined;
+  const checkpointTick = checkpoint
+    ? realTimers.setInterval(checkpoint, STORE_CHECKPOINT_TICK_MS)
+    : undefined;
   webhooks.start();
   registerWebhookMetrics(metrics, webhooks, store.webhooks, clock);
 
@@ -444,6 +450,7 @@ async function main(): Promise<void> {
       await drachtio?.stop().catch(() => undefined);
       cluster?.stop();
       realTimers.clearInterval(syncTick);
+      if (checkpointTick) realTimers.clearInterval(checkpointTick);
       await store.unitOfWork.durable();
       store.close();
       safeLog('info', {}, 'stopped');

@@ -35,7 +35,7 @@ export function openStore(config: Config, nodeId: string, clock: Clock): SqliteS
         timeoutMs: config.store.timeoutMs,
         clock,
       })
-    : createStore(openDatabase(config.store.path), { timed: true });
+    : createStore(openDatabase(config.store.path), { timed: true, checkpointInWorker: true });
 }
 
 const isPg = (store: Store | PgStore): store is PgStore => store.kind === 'postgres';

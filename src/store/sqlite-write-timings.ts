@@ -23,6 +23,8 @@ export interface StoreWriteTimings {
   commitsNormal: LatencyHistogram;
   /** The WAL's group fsyncs (wal-sync.ts), off the event loop, ms. */
   fsyncs: LatencyHistogram;
+  /** The WAL's checkpoints in a worker thread (wal-checkpointer.ts), ms. */
+  checkpoints: LatencyHistogram;
 }
 
 /** `synchronous = NORMAL` and the like, as database.ts sets it. */
@@ -40,6 +42,7 @@ export function timeWrites(db: Db, now: () => number = () => performance.now()):
     commitsFull: new LatencyHistogram(STORE_WRITE_BOUNDS_MS),
     commitsNormal: new LatencyHistogram(STORE_WRITE_BOUNDS_MS),
     fsyncs: new LatencyHistogram(STORE_WRITE_BOUNDS_MS),
+    checkpoints: new LatencyHistogram(STORE_WRITE_BOUNDS_MS),
   };
   let full = String(db.pragma('synchronous', { simple: true })) === '2';
   const commit = (ms: number) => (full ? t.commitsFull : t.commitsNormal).record(ms);

@@ -10,6 +10,7 @@ import type { Agent, OutboundRoute, SipTrunk, VoipPhone } from '../model/entitie
 import { SqliteOptOutRepository } from './opt-out-repository.js';
 import { SqliteScheduleRepository } from './schedule-repository.js';
 import { timeWrites, type StoreWriteTimings } from './sqlite-write-timings.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 import { WalSync } from './wal-sync.js';
 import { SqliteWebhookRepository } from './webhook-repository.js';
 
@@ -70,13 +71,32 @@ export interface Store {
 /** The embedded store: a SQLite file. */
 export interface SqliteStore extends Store {
   db: Db;
+  /** Asks for a WAL checkpoint off the event loop, when the store was opened with `checkpointInWorker`. */
+  checkpoint?: () => void;
   /** How long its writes and commits take, when `timeWrites` was asked for (the daemon's /metrics). */
   writeTimings?: StoreWriteTimings;
 }
 
-/** The repositories over `db`; `timed`: its writes are timed from now on (sqlite-write-timings.ts). */
-export function createStore(db: Db, opts: { timed?: boolean } = {}): SqliteStore {
+/**
+ * The repositories over `db`. `timed`: its writes are timed from now on
+ * (sqlite-write-timings.ts). `checkpointInWorker`: the WAL is checkpointed
+ * by a worker thread when `checkpoint()` asks, never by a commit on this
+ * connection (wal-checkpointer.ts).
+ */
+export function createStore(
+  db: Db,
+  opts: { timed?: boolean; checkpointInWorker?: boolean } = {},
+): SqliteStore {
   const writeTimings = opts.timed ? timeWrites(db) : undefined;
+  let checkpointer: WalCheckpointer | undefined;
+  if (opts.checkpointInWorker && !db.memory) {
+    db.pragma('wal_autocheckpoint = 0');
+    checkpointer = new WalCheckpointer(db.name, {
+      ...(writeTimings
+        ? { onCheckpoint: (ms: number) => writeTimings.checkpoints.record(ms) }
+        : {}),
+    });
+  }
   // one connection, one WalSync: it counts that connection's changes
   const totalChanges = db.prepare('SELECT total_changes()').pluck();
   const wal = db.memory
@@ -97,8 +117,10 @@ export function createStore(db: Db, opts: { timed?: boolean } = {}): SqliteStore
     db,
     ...(writeTimings ? { writeTimings } : {}),
     kind: 'sqlite',
+    ...(checkpointer ? { checkpoint: () => checkpointer.checkpoint() } : {}),
     close: () => {
       void wal?.close();
+      void checkpointer?.close();
       db.close();
     },
     unitOfWork: {

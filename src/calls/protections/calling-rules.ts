@@ -53,9 +53,21 @@ const FALLBACK_WEEKENDS: Readonly<Record<string, number[]>> = {
   UG: [7],
 };
 
+/** Each country's weekend, read once: CLDR's week data does not change while the daemon runs. */
+const weekendCache = new Map<string, readonly number[]>();
+
 /** Weekend days of a country from CLDR week data (`Intl.Locale`). */
 export function countryWeekend(country: string | null): number[] {
   if (!country) return [6, 7];
+  let days = weekendCache.get(country);
+  if (!days) {
+    days = cldrWeekend(country);
+    weekendCache.set(country, days);
+  }
+  return [...days];
+}
+
+function cldrWeekend(country: string): number[] {
   try {
     const locale = new Intl.Locale(`und-${country}`) as Intl.Locale & {
       weekInfo?: { weekend?: number[] };

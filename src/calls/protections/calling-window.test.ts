@@ -480,4 +480,9 @@ describe('destination zones', () => {
     expect(countryWeekend('AE')).toEqual([6, 7]);
     expect(countryWeekend('IR')).toEqual([5]);
   });
+
+  it('a country weekend is read once; each caller gets its own copy', () => {
+    countryWeekend('IL').push(7);
+    expect(countryWeekend('IL')).toEqual([5, 6]);
+  });
 });

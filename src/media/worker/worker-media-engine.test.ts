@@ -100,48 +100,6 @@ describe('WorkerMediaEngine: sessions on a worker thread', () => {
     await until(() => w.stats().packetsReceived === result.networkQuality.packetsReceived);
   });
 
-  it('agent audio waits for its flush timer to share a message to the worker; a mark goes at the next turn, with the audio before it', async () => {
-    const pending: (() => void)[] = [];
-    const delays: number[] = [];
-    const engine = new WorkerMediaEngine(base(), {
-      agentAudioFlushMs: 2,
-      timers: {
-        setTimeout: (fn, ms) => {
-          delays.push(ms);
-          pending.push(fn);
-          return pending.length;
-        },
-        clearTimeout: () => undefined,
-      },
-    });
-    closers.push(() => engine.close());
-    const w = await engine.createSession();
-    const peer = await localEngine().createSession();
-    w.applyAnswer(peer.answerOffer(w.createOffer()));
-    const heard: number[] = [];
-    peer.onAudio((f) => {
-      if (f.payload[0] !== 0xff) heard.push(f.payload[0]!);
-    });
-    await sleep(20); // the answer's own flush (next turn) is past
-
-    w.enqueue(Buffer.alloc(160, 0x21));
-    w.enqueue(Buffer.alloc(160, 0x22)); // shares the first one's timer
-    expect(delays).toEqual([2]);
-    await sleep(150);
-    expect(heard).toEqual([]); // still on this thread: the timer has not fired
-    pending.shift()!();
-    await until(() => heard.length === 2);
-    expect(heard).toEqual([0x21, 0x22]);
-
-    const marks: string[] = [];
-    w.on('mark', (m) => marks.push(m));
-    w.enqueue(Buffer.alloc(160, 0x23));
-    w.mark('after'); // not audio: flushed at the next turn, the audio queued before it first
-    await until(() => marks.length === 1);
-    expect(heard).toEqual([0x21, 0x22, 0x23]);
-    expect(delays).toEqual([2, 2]); // the second timer was set, and not needed
-  });
-
   it('clear drops queued audio at once and reports the marks it dropped, never played later', async () => {
     const w = await workerEngine().createSession();
     const peer = await localEngine().createSession();

@@ -51,27 +51,7 @@ export interface WorkerMediaEngineOptions {
   onPriority?: (priority: ThreadPriority) => void;
   /** Size the worker's old generation starts at, MB (worker-heap.ts; 0: V8's default). */
   oldSpaceMb?: number;
-  /** How long agent audio waits for more to share its message to the worker, ms (default AGENT_AUDIO_FLUSH_MS). */
-  agentAudioFlushMs?: number;
-  /** The flush timer's (default: the globals). */
-  timers?: {
-    setTimeout(fn: () => void, ms: number): unknown;
-    clearTimeout(handle: unknown): void;
-  };
 }
-
-/**
- * How long the agents' audio waits on this thread for more to go in the
- * same message to the worker, ms. Each message costs a structured clone
- * and a wake-up of the worker's thread (on a virtual machine, an
- * interrupt between CPUs): flushed at every event-loop turn, the messages
- * were 5 % of the main thread's CPU at 40 calls/s (a CPU profile of the
- * load runner's ramp, docs/benchmarks.md). A frame waits at most this long,
- * and then for its session's next 20 ms pacing tick as before. Any other
- * operation (a mark, a clear at barge-in, an answer) goes at the next turn,
- * with the audio queued before it.
- */
-export const AGENT_AUDIO_FLUSH_MS = 2;
 
 /**
  * The worker's young generation, MB (V8 splits it into two semi-spaces and
@@ -105,11 +85,7 @@ export class WorkerMediaEngine {
   /** Agent audio of the queued 'enqueue' ops, copied into one transferred buffer at flush. */
   private audio: Uint8Array[] = [];
   private audioBytes = 0;
-  /** A flush is set for the next event-loop turn. */
-  private flushNext = false;
-  /** The agent audio's flush timer, while one is set. */
-  private flushTimer: unknown;
-  private readonly flushTimers: NonNullable<WorkerMediaEngineOptions['timers']>;
+  private flushing = false;
   private failed: Error | null = null;
   private closing: Promise<void> | null = null;
   private closedAll: (() => void) | null = null;
@@ -129,10 +105,6 @@ export class WorkerMediaEngine {
     private readonly options: WorkerMediaEngineOptions = {},
   ) {
     this.config = { ...DEFAULT_MEDIA_CONFIG, ...config };
-    this.flushTimers = options.timers ?? {
-      setTimeout: (fn, ms) => setTimeout(fn, ms),
-      clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-    };
     const { port1, port2 } = new MessageChannel();
     this.audioPort = port1;
     const data: MediaWorkerData = { config: this.config, audioPort: port2 };
@@ -243,23 +215,12 @@ export class WorkerMediaEngine {
     return this.closing;
   }
 
-  /**
-   * Queues a session operation; they go to the worker in order, agent audio
-   * within AGENT_AUDIO_FLUSH_MS, anything else at the next event-loop turn.
-   */
+  /** Queues a session operation; all of one event-loop turn go to the worker in order. */
   queue(op: SessionOp): void {
     this.ops.push(op);
-    if (this.flushNext) return;
-    if (op[0] !== 'enqueue') {
-      this.flushNext = true;
-      setImmediate(this.flushOps);
-      return;
-    }
-    const wait = this.options.agentAudioFlushMs ?? AGENT_AUDIO_FLUSH_MS;
-    if (wait <= 0) {
-      this.flushNext = true;
-      setImmediate(this.flushOps);
-    } else this.flushTimer ??= this.flushTimers.setTimeout(this.flushOps, wait);
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(this.flushOps);
   }
 
   /** Queues agent audio for session `id` (kept by reference until the flush copies it). */
@@ -271,11 +232,7 @@ export class WorkerMediaEngine {
 
   /** Sends the queued operations now (before a close, which must come after them). */
   readonly flushOps = (): void => {
-    this.flushNext = false;
-    if (this.flushTimer !== undefined) {
-      this.flushTimers.clearTimeout(this.flushTimer);
-      this.flushTimer = undefined;
-    }
+    this.flushing = false;
     if (this.ops.length === 0 || this.failed) return;
     let audio: ArrayBuffer | null = null;
     if (this.audioBytes > 0) {

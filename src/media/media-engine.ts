@@ -33,14 +33,7 @@ export class MediaEngine {
   private readonly audioWaitBins = AgentAudioWait.histogram();
   private readonly sessions = new Set<MediaSession>();
 
-  /**
-   * `beforePacingTicks`: called before the pacing clock sends the frames now
-   * due (the media worker reads the main thread's agent audio there).
-   */
-  constructor(
-    config: Partial<MediaConfig> = {},
-    deps: { clock?: MediaClock; beforePacingTicks?: () => void } = {},
-  ) {
+  constructor(config: Partial<MediaConfig> = {}, deps: { clock?: MediaClock } = {}) {
     this.config = { ...DEFAULT_MEDIA_CONFIG, ...config };
     this.clock = deps.clock ?? systemMediaClock;
     this.ports = new RtpPortAllocator(
@@ -50,7 +43,6 @@ export class MediaEngine {
     this.pacing = new PacingClock(this.clock, {
       slots: this.config.pacingSlots,
       leadMs: this.config.pacingLeadMs,
-      ...(deps.beforePacingTicks ? { beforeTicks: deps.beforePacingTicks } : {}),
     });
   }
 

@@ -240,14 +240,12 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
    * Queues audio for sending: μ-law 8 kHz bytes (a Uint8Array/Buffer, kept
    * by reference), or 16-bit PCM (an Int16Array) at 8, 16 or 24 kHz.
    * Returns the milliseconds accepted (less than given when the queue is full).
-   * `arrivedAt` (this clock): when the audio reached the daemon, if before
-   * now (the media worker's, written by the main thread earlier).
    */
-  enqueue(audio: Uint8Array | Int16Array, sampleRate = 8000, arrivedAt?: number): number {
+  enqueue(audio: Uint8Array | Int16Array, sampleRate = 8000): number {
     this.r.pacing.poll(); // a frame due now goes out before this callback's work
     const wasEmpty = this.queue.queuedBytes === 0;
     const accepted = this.queue.push(this.encoder.toUlaw(audio, sampleRate));
-    if (wasEmpty && accepted > 0) this.audioWait.queuedIntoEmpty(arrivedAt ?? this.r.clock.now());
+    if (wasEmpty && accepted > 0) this.audioWait.queuedIntoEmpty(this.r.clock.now());
     return accepted / 8;
   }
 

@@ -29,8 +29,6 @@ export interface PacingClockOptions {
   maxCatchUpFrames?: number;
   /** Targets a slot takes before the next slot is opened (default 100). */
   minPerSlot?: number;
-  /** Called before the ticks now due run (each time, before the first target's). */
-  beforeTicks?: () => void;
 }
 
 export interface PacingHandle {
@@ -64,7 +62,6 @@ export class PacingClock {
   private readonly leadMs: number;
   private readonly maxCatchUpTicks: number;
   private readonly minPerSlot: number;
-  private readonly beforeTicks: (() => void) | undefined;
   private readonly members: PacingHandle[][];
   /** The targets of each slot, parallel to `members` (the tick loop reads only these). */
   private readonly targets: PacedTarget[][];
@@ -95,7 +92,6 @@ export class PacingClock {
     this.leadMs = options.leadMs ?? 1;
     this.maxCatchUpTicks = (options.maxCatchUpFrames ?? 5) * this.slots;
     this.minPerSlot = Math.max(1, options.minPerSlot ?? 100);
-    this.beforeTicks = options.beforeTicks;
     this.members = Array.from({ length: this.slots }, () => []);
     this.targets = Array.from({ length: this.slots }, () => []);
     this.startedAt = Array.from({ length: this.slots }, () => []);
@@ -205,7 +201,6 @@ export class PacingClock {
   private runDue(now: number): void {
     this.running = true;
     try {
-      this.beforeTicks?.();
       this.runTicks(now);
     } finally {
       this.running = false;

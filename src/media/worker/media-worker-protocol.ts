@@ -2,17 +2,15 @@
  * Messages between the daemon's main thread and its media worker thread
  * (worker-media-engine.ts ↔ media-worker.ts). The per-frame traffic is
  * batched: received audio goes to the main thread as one packed buffer per
- * event-loop turn of the worker (transferred, not copied). Agent audio,
- * marks, clears, digits and SDP go to the worker through a ring in shared
- * memory, in order (session-op-ring.ts): the worker reads it before each
- * pacing tick, and when a 'drain' message wakes it for anything but audio.
+ * event-loop turn of the worker (transferred, not copied), and agent audio,
+ * marks, clears and digits go to the worker as one ordered list per turn of
+ * the main thread, so each session's operations keep their order.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { MediaConfig } from '../media-config.js';
 import type { MediaCloseResult, NetworkQuality } from '../media-types.js';
 import type { PacingClockStats } from '../pacing-clock.js';
 import type { SrtpMode } from '../sdp-types.js';
-import type { OpRingBuffers } from './session-op-ring.js';
 import type { ThreadPriority } from './thread-priority.js';
 
 export interface MediaWorkerData {
@@ -27,12 +25,12 @@ export interface MediaWorkerData {
    * (receiveMessageOnPort) without taking other messages out of order.
    */
   audioPort: MessagePort;
-  /** The session operations, main → worker (session-op-ring.ts). */
-  opRing: OpRingBuffers;
 }
 
-/** One ordered operation on a session other than audio, main → worker (a record of the ring). */
+/** One ordered operation on a session, main → worker. */
 export type SessionOp =
+  /** μ-law bytes at `offset` of the message's `audio` buffer. */
+  | [kind: 'enqueue', id: number, offset: number, length: number]
   | [kind: 'mark', id: number, name: string]
   | [kind: 'clear', id: number]
   | [kind: 'dtmf', id: number, digits: string]
@@ -50,8 +48,7 @@ export type ToWorker =
       /** a=crypto values (sdes-offer-keys.ts): both threads negotiate with the same keys. */
       sdesKeys?: string[];
     }
-  /** Read the ring now: it holds an operation other than audio (or the main thread waits for room). */
-  | { t: 'drain' }
+  | { t: 'ops'; ops: SessionOp[]; audio: ArrayBuffer | null }
   | { t: 'close'; id: number; reason: string }
   | { t: 'closeAll' };
 

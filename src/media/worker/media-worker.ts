@@ -18,10 +18,10 @@ import {
   type FromWorker,
   type MediaWorkerData,
   type SessionEventName,
+  type SessionOp,
   type ToWorker,
 } from './media-worker-protocol.js';
 import { currentThreadId } from '../../thread-cpu.js';
-import { OpRingReader, type OpRecord } from './session-op-ring.js';
 import { setThreadPriority } from './thread-priority.js';
 
 const BATCH_BYTES = 64 * 1024;
@@ -32,12 +32,7 @@ const LOOP_DELAY_RESOLUTION_MS = 10;
 
 const port = parentPort!;
 const data = workerData as MediaWorkerData;
-const ring = new OpRingReader(data.opRing);
-const decoder = new TextDecoder();
-/** Reads every operation the main thread has written so far, in order. */
-const drain = (): void => void ring.drain(apply);
-// Before each pacing tick: agent audio written since is in its queue when the tick sends.
-const engine = new MediaEngine(data.config, { beforePacingTicks: drain });
+const engine = new MediaEngine(data.config);
 const sessions = new Map<number, MediaSession>();
 let nextId = 1;
 
@@ -117,29 +112,29 @@ async function create(m: Extract<ToWorker, { t: 'create' }>): Promise<void> {
 }
 
 /** Applies one operation; the main thread validated it already, so failures are dropped. */
-function apply(op: OpRecord): void {
-  const session = sessions.get(op.id);
+function apply(op: SessionOp, audio: ArrayBuffer | null): void {
+  const session = sessions.get(op[1]);
   if (!session) return; // closed meanwhile
   try {
-    switch (op.kind) {
+    switch (op[0]) {
       case 'enqueue':
-        // copied: the ring's bytes are written over once read
-        session.enqueue(op.payload.slice(), 8000, op.at);
+        // the playout queue keeps the view: the batch lives while any of it is queued
+        if (audio) session.enqueue(new Uint8Array(audio, op[2], op[3]));
         break;
       case 'mark':
-        session.mark(decoder.decode(op.payload));
+        session.mark(op[2]);
         break;
       case 'clear':
         session.clear();
         break;
       case 'dtmf':
-        session.sendDtmf(decoder.decode(op.payload));
+        session.sendDtmf(op[2]);
         break;
       case 'answer':
-        session.applyAnswer(decoder.decode(op.payload));
+        session.applyAnswer(op[2]);
         break;
       case 'offer':
-        session.answerOffer(decoder.decode(op.payload));
+        session.answerOffer(op[2]);
         break;
     }
   } catch {
@@ -183,15 +178,13 @@ port.on('message', (m: ToWorker) => {
     case 'create':
       void create(m);
       break;
-    case 'drain':
-      drain();
+    case 'ops':
+      for (const op of m.ops) apply(op, m.audio);
       break;
     case 'close':
-      drain(); // what the main thread wrote before the close comes first
       void close(m.id, m.reason);
       break;
     case 'closeAll':
-      drain();
       clearInterval(metricsTimer);
       void Promise.all([...sessions.keys()].map((id) => close(id, 'shutdown'))).then(() => {
         postMetrics();

@@ -14,7 +14,6 @@ import {
   type ResourceLimits,
 } from 'node:worker_threads';
 import { registerUrgentWork } from '../../urgent-work.js';
-import { systemMediaClock } from '../media-clock.js';
 import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from '../media-config.js';
 import type { CreateSessionOptions } from '../media-engine.js';
 import { MediaError } from '../media-error.js';
@@ -36,7 +35,6 @@ import {
   type WorkerMetrics,
 } from './media-worker-protocol.js';
 import { RemoteMediaSession } from './remote-media-session.js';
-import { createOpRing, OpRingWriter, type OpKind } from './session-op-ring.js';
 import type { ThreadPriority } from './thread-priority.js';
 import { startWorkerOldSpaceAt } from './worker-heap.js';
 
@@ -67,16 +65,6 @@ export interface WorkerMediaEngineOptions {
  */
 export const WORKER_YOUNG_GENERATION_MB = 3;
 
-/**
- * The ring of session operations to the worker (session-op-ring.ts), bytes.
- * The worker empties it at every pacing tick (every 5 ms with four slots),
- * so it holds what arrived since: 200 calls' agent audio is about 7 kB per
- * tick. The rest is for agents that send a long answer at once, faster
- * than real time (a minute of audio is 480 kB); what does not fit waits on
- * this thread, in order, and is never dropped.
- */
-export const OP_RING_BYTES = 16 * 1024 * 1024;
-
 interface PendingCreate {
   resolve: (s: RemoteMediaSession) => void;
   reject: (err: Error) => void;
@@ -93,12 +81,11 @@ export class WorkerMediaEngine {
   private readonly sessions = new Map<number, RemoteMediaSession>();
   private readonly creates = new Map<number, PendingCreate>();
   private nextReq = 1;
-  /** Session operations to the worker, in shared memory (session-op-ring.ts). */
-  private readonly ring: OpRingWriter;
-  /** Operations that found the ring full, in order: written before anything newer. */
-  private overflow: { id: number; kind: OpKind; payload: Uint8Array | string; at: number }[] = [];
-  /** A wake-up of the worker is set for the next event-loop turn. */
-  private wakeNext = false;
+  private ops: SessionOp[] = [];
+  /** Agent audio of the queued 'enqueue' ops, copied into one transferred buffer at flush. */
+  private audio: Uint8Array[] = [];
+  private audioBytes = 0;
+  private flushing = false;
   private failed: Error | null = null;
   private closing: Promise<void> | null = null;
   private closedAll: (() => void) | null = null;
@@ -120,9 +107,7 @@ export class WorkerMediaEngine {
     this.config = { ...DEFAULT_MEDIA_CONFIG, ...config };
     const { port1, port2 } = new MessageChannel();
     this.audioPort = port1;
-    const opRing = createOpRing(OP_RING_BYTES);
-    this.ring = new OpRingWriter(opRing);
-    const data: MediaWorkerData = { config: this.config, audioPort: port2, opRing };
+    const data: MediaWorkerData = { config: this.config, audioPort: port2 };
     if (options.nice !== undefined) data.nice = options.nice;
     if (options.realtimePriority) data.realtimePriority = options.realtimePriority;
     const here = import.meta.url;
@@ -230,54 +215,41 @@ export class WorkerMediaEngine {
     return this.closing;
   }
 
-  /**
-   * Hands a session operation to the worker, in order with everything
-   * before it. Agent audio waits in the ring for the worker's next pacing
-   * tick; anything else wakes the worker at the next event-loop turn.
-   */
+  /** Queues a session operation; all of one event-loop turn go to the worker in order. */
   queue(op: SessionOp): void {
-    this.put(op[1], op[0], op[0] === 'clear' ? '' : op[2]);
-    this.wake();
+    this.ops.push(op);
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(this.flushOps);
   }
 
-  /** Queues agent audio for session `id` (copied into the ring). */
+  /** Queues agent audio for session `id` (kept by reference until the flush copies it). */
   queueAudio(id: number, ulaw: Uint8Array): void {
-    // when it reached the daemon, on the clock the worker's sessions share (media-clock.ts)
-    this.put(id, 'enqueue', ulaw, systemMediaClock.now());
+    this.audio.push(ulaw);
+    this.queue(['enqueue', id, this.audioBytes, ulaw.length]);
+    this.audioBytes += ulaw.length;
   }
 
-  /** Writes what the ring could not take yet, as far as it can now (before a close, which must come after it). */
+  /** Sends the queued operations now (before a close, which must come after them). */
   readonly flushOps = (): void => {
-    while (this.overflow.length > 0) {
-      const o = this.overflow[0]!;
-      if (!this.ring.write(o.id, o.kind, o.payload, o.at)) break;
-      this.overflow.shift();
+    this.flushing = false;
+    if (this.ops.length === 0 || this.failed) return;
+    let audio: ArrayBuffer | null = null;
+    if (this.audioBytes > 0) {
+      audio = new ArrayBuffer(this.audioBytes);
+      const bytes = new Uint8Array(audio);
+      let offset = 0;
+      for (const chunk of this.audio) {
+        bytes.set(chunk, offset);
+        offset += chunk.length;
+      }
     }
-    if (this.overflow.length > 0) this.wake(); // the worker drains, then this runs again
+    const m: ToWorker = { t: 'ops', ops: this.ops, audio };
+    this.ops = [];
+    this.audio = [];
+    this.audioBytes = 0;
+    this.worker.postMessage(m, audio ? [audio] : []);
   };
-
-  private put(id: number, kind: OpKind, payload: Uint8Array | string, at = 0): void {
-    if (this.failed) return;
-    if (this.overflow.length === 0 && this.ring.write(id, kind, payload, at)) return;
-    // full: kept in order until the worker has read enough (copied: the caller may reuse it)
-    this.overflow.push({
-      id,
-      kind,
-      payload: typeof payload === 'string' ? payload : payload.slice(),
-      at,
-    });
-    this.wake();
-  }
-
-  private wake(): void {
-    if (this.wakeNext) return;
-    this.wakeNext = true;
-    setImmediate(() => {
-      this.wakeNext = false;
-      this.flushOps();
-      if (!this.failed) this.worker.postMessage({ t: 'drain' } satisfies ToWorker);
-    });
-  }
 
   closeSession(id: number, reason: string): void {
     this.flushOps();

@@ -10,11 +10,13 @@
 //   (daemons, PostgreSQL with its backends, SIPp, the agent, this runner);
 // - api: initiate-call at --api-rate for --api-seconds, every protection on,
 //   scheduled a day ahead (the API path and the store, no dialing):
-//   p50/p99/max and CPU per request.
+//   p50/p99/max and CPU per request; --api-repeats times, reported by the
+//   phase with the median p99.
 // Then the ratios against the issue's targets. Writes --out (JSON); every
 // server it started is stopped at the end, on error and on a signal too.
 //
 //   npx tsx sip-test/load/store-bench.ts [--rate 40] [--seconds 20] [--api-rate 200] [--api-seconds 10]
+//                                        [--api-repeats 1] [--configs sqlite-1,postgres-1,postgres-2]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -52,6 +54,12 @@ export interface StoreBenchOptions {
   seconds: number;
   apiRate: number;
   apiSeconds: number;
+  /**
+   * API phases per configuration, back to back (fresh numbers each): the
+   * report's `api` is the one with the median p99, and the target is judged
+   * on it, since one 10-s phase's p99 moves with the shared machine.
+   */
+  apiRepeats: number;
   /** How long the far end holds each call before its BYE. */
   holdMs: number;
   /** Unmeasured calls and requests first on each configuration (JIT, first-use allocations). */
@@ -75,7 +83,10 @@ export interface ConfigReport {
   /** % of a core per watched process with no calls and no requests. */
   idlePctOfCore: Record<string, number>;
   calls: CallsResult;
+  /** The API phase with the median p99 (of `apiP99sMs`). */
   api: ApiResult;
+  /** Each API phase's p99, ms, in the order they ran. */
+  apiP99sMs: number[];
   /** Sums over the configuration's daemons, ms of CPU. */
   daemonsMsPerCall: number;
   postgresMsPerCall: number | null;
@@ -154,8 +165,11 @@ function summarize(
   loadavgBefore: number[],
   idlePctOfCore: Record<string, number>,
   calls: CallsResult,
-  api: ApiResult,
+  apiRuns: ApiResult[],
 ): ConfigReport {
+  // the run with the median p99 (the lower of the two middle ones for an even count)
+  const byP99 = [...apiRuns].sort((a, b) => a.latencyMs.p99 - b.latencyMs.p99);
+  const api = byP99[Math.floor((byP99.length - 1) / 2)]!;
   const onPostgres = calls.cpu.postgres !== undefined;
   const answered = api.sent - api.unanswered;
   const daemonsMsPerCall = sumOf(calls.cpu, 'daemon-');
@@ -169,6 +183,7 @@ function summarize(
     idlePctOfCore,
     calls,
     api,
+    apiP99sMs: apiRuns.map((a) => a.latencyMs.p99),
     daemonsMsPerCall,
     postgresMsPerCall,
     daemonsMsPerCallAboveIdle: aboveIdle(
@@ -292,9 +307,16 @@ export async function runStoreBench(o: StoreBenchOptions): Promise<StoreBenchRep
         holdMs: o.holdMs,
       });
       await sleep(1000);
-      log(`${name}: ${o.apiRate} initiate-call/s for ${o.apiSeconds} s`);
-      const api = await apiPhase(cluster, rig, watched, { rate: o.apiRate, seconds: o.apiSeconds });
-      configs.push(summarize(name, cluster, loadavgAtStart, idle, calls, api));
+      const apiRuns: ApiResult[] = [];
+      for (let run = 1; run <= o.apiRepeats; run++) {
+        if (run > 1) await sleep(1000);
+        const of = o.apiRepeats > 1 ? ` (${run} of ${o.apiRepeats})` : '';
+        log(`${name}: ${o.apiRate} initiate-call/s for ${o.apiSeconds} s${of}`);
+        apiRuns.push(
+          await apiPhase(cluster, rig, watched, { rate: o.apiRate, seconds: o.apiSeconds }),
+        );
+      }
+      configs.push(summarize(name, cluster, loadavgAtStart, idle, calls, apiRuns));
       await cluster.stop();
       cluster = undefined;
       farEnds.killAll();
@@ -355,7 +377,7 @@ export function printReport(r: StoreBenchReport): void {
     );
   }
   console.log(
-    `\nAPI path: ${o.apiRate} initiate-call/s for ${o.apiSeconds} s, scheduled a day ahead; CPU in ms per request (% of a core)`,
+    `\nAPI path: ${o.apiRate} initiate-call/s for ${o.apiSeconds} s${o.apiRepeats > 1 ? ` × ${o.apiRepeats}, the run with the median p99 shown` : ''}, scheduled a day ahead; CPU in ms per request (% of a core)`,
   );
   console.log(
     'config      answered  statuses            p50/p99/max ms       daemon(s)              postgres        p99 ≤ 20 ms',
@@ -375,6 +397,7 @@ export function printReport(r: StoreBenchReport): void {
         ` ${daemons}`.padEnd(23),
         cell(a.cpu.postgres).padEnd(15),
         c.apiP99HeldTarget ? 'held' : 'NOT held',
+        c.apiP99sMs.length > 1 ? ` (p99 of each run: ${c.apiP99sMs.map(n).join(', ')} ms)` : '',
       ].join(' '),
     );
   }
@@ -422,6 +445,7 @@ async function main(): Promise<void> {
       seconds: { type: 'string', default: '20' },
       'api-rate': { type: 'string', default: '200' },
       'api-seconds': { type: 'string', default: '10' },
+      'api-repeats': { type: 'string', default: '1' },
       'hold-ms': { type: 'string', default: '2000' },
       warmup: { type: 'string', default: '2' },
       idle: { type: 'string', default: '3' },
@@ -448,6 +472,7 @@ async function main(): Promise<void> {
     seconds: Number(v.seconds),
     apiRate: Number(v['api-rate']),
     apiSeconds: Number(v['api-seconds']),
+    apiRepeats: Math.max(1, Math.floor(Number(v['api-repeats']))),
     holdMs: Number(v['hold-ms']),
     warmupSeconds: Number(v.warmup),
     idleSeconds: Number(v.idle),

@@ -397,7 +397,9 @@ export function printReport(r: StoreBenchReport): void {
         ` ${daemons}`.padEnd(23),
         cell(a.cpu.postgres).padEnd(15),
         c.apiP99HeldTarget ? 'held' : 'NOT held',
-        c.apiP99sMs.length > 1 ? ` (p99 of each run: ${c.apiP99sMs.map(n).join(', ')} ms)` : '',
+        c.apiP99sMs.length > 1
+          ? ` (p99 of each run: ${c.apiP99sMs.map((ms) => n(ms)).join(', ')} ms)`
+          : '',
       ].join(' '),
     );
   }

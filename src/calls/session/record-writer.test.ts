@@ -55,12 +55,14 @@ describe('RecordWriter', () => {
       initiator: false,
     });
     w.stage(w.participantPatch(agent, { status: 'joined' }));
+    w.stage({ endDetail: 'staged' }); // a field the next write's own patch does not carry
     expect(store.updates).toHaveLength(0);
     expect(w.current.participants.map((p) => p.status)).toEqual(['joined', 'invited']);
 
     expect(w.status('in_call', w.participantPatch(callee, { status: 'joined' }))).toBe(true);
     expect(store.updates).toHaveLength(1);
     expect(store.stored().status).toBe('in_call');
+    expect(store.stored().endDetail).toBe('staged');
     expect(store.stored().participants.map((p) => [p.type, p.status])).toEqual([
       ['ai', 'joined'],
       ['trunk', 'joined'],

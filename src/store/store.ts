@@ -77,6 +77,9 @@ export interface SqliteStore extends Store {
   writeTimings?: StoreWriteTimings;
 }
 
+/** SQLite's default automatic checkpoint, in WAL pages (https://sqlite.org/wal.html). */
+const SQLITE_AUTO_CHECKPOINT_PAGES = 1000;
+
 /**
  * The repositories over `db`. `timed`: its writes are timed from now on
  * (sqlite-write-timings.ts). `checkpointInWorker`: the WAL is checkpointed
@@ -95,6 +98,8 @@ export function createStore(
       ...(writeTimings
         ? { onCheckpoint: (ms: number) => writeTimings.checkpoints.record(ms) }
         : {}),
+      // the worker failed: SQLite's own checkpoints again, on this connection, rather than a WAL that only grows
+      onError: () => void db.pragma(`wal_autocheckpoint = ${SQLITE_AUTO_CHECKPOINT_PAGES}`),
     });
   }
   // one connection, one WalSync: it counts that connection's changes

@@ -55,6 +55,18 @@ describe('WalCheckpointer', () => {
     store.close();
   });
 
+  it('a worker that cannot open the file reports it through onError, and close() still returns', async () => {
+    const errors: string[] = [];
+    const missing = join(tmpdir(), 'gw-ckpt-none', 'missing', 'g.sqlite');
+    const checkpointer = new WalCheckpointer(missing, {
+      onError: (message) => errors.push(message),
+    });
+    await until(() => errors.length > 0);
+    expect(errors[0]).toMatch(/directory|open/i);
+    await new Promise((r) => setTimeout(r, 100)); // the thread has ended by now
+    await checkpointer.close();
+  });
+
   it('a checkpoint copies every WAL frame no reader needs; one runs at a time; close() ends the thread', async () => {
     const { db, path, fill } = filledDb();
     db.pragma('wal_autocheckpoint = 0');

@@ -30,10 +30,9 @@ export class WalCheckpointer {
   private readonly worker: Worker;
   private running = false;
   private closed = false;
-  /** The last checkpoint's figures: frames in the WAL, and how many are in the database. */
-  last: { walFrames: number; checkpointed: number } | undefined;
-  /** Checkpoints that answered, failed or not. */
-  answered = 0;
+  private readonly exited: Promise<void>;
+  private lastFigures: { walFrames: number; checkpointed: number } | undefined;
+  private answers = 0;
 
   constructor(
     path: string,
@@ -48,8 +47,19 @@ export class WalCheckpointer {
         })
       : new Worker(new URL('./wal-checkpoint-worker.js', here), { workerData: data });
     this.worker.unref(); // it never keeps the process alive
+    this.exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.on('message', (r: CheckpointReply) => this.onReply(r));
     this.worker.on('error', (err) => this.o.onError?.(String(err)));
+  }
+
+  /** The last checkpoint's figures: frames in the WAL, and how many are in the database. */
+  get last(): Readonly<{ walFrames: number; checkpointed: number }> | undefined {
+    return this.lastFigures;
+  }
+
+  /** Checkpoints that answered, failed or not. */
+  get answered(): number {
+    return this.answers;
   }
 
   /** Asks for a checkpoint, unless one is running. */
@@ -63,16 +73,15 @@ export class WalCheckpointer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.postMessage('close');
-    await exited;
+    this.worker.postMessage('close'); // dropped by a worker that has already ended
+    await this.exited;
   }
 
   private onReply(r: CheckpointReply): void {
     this.running = false;
-    this.answered += 1;
+    this.answers += 1;
     this.o.onCheckpoint?.(r.ms);
     if ('error' in r) this.o.onError?.(r.error);
-    else this.last = { walFrames: r.walFrames, checkpointed: r.checkpointed };
+    else this.lastFigures = { walFrames: r.walFrames, checkpointed: r.checkpointed };
   }
 }

@@ -6,6 +6,20 @@ import { RefusalCounter } from './load-shedding.js';
 import { startTestGateway, type TestGateway } from './test-support/test-gateway.js';
 
 let gw: TestGateway | undefined;
+
+/** initiate-call for +1 212 555 <n>, whenever the calling hours are. */
+function initiateCall(tenant: Awaited<ReturnType<TestGateway['tenant']>>, n: number) {
+  return tenant.request({
+    method: 'POST',
+    url: '/api/v1/phones/calls/initiate-call',
+    payload: {
+      destinationNumber: `+1212555${String(n)}`,
+      agentId: tenant.agent.id,
+      overrideTimeRestriction: true,
+      overrideDayRestriction: true,
+    },
+  });
+}
 afterEach(async () => {
   await gw?.close();
   gw = undefined;
@@ -16,17 +30,7 @@ describe('initiate-call in-flight cap', () => {
   it('refuses the requests beyond the cap at once with 503 and Retry-After, and takes calls again when they are done', async () => {
     gw = await startTestGateway({ shedding: { maxCallRequestsInFlight: 2 } });
     const acme = await gw.tenant('acme');
-    const call = (i: number) =>
-      acme.request({
-        method: 'POST',
-        url: '/api/v1/phones/calls/initiate-call',
-        payload: {
-          destinationNumber: `+1212555${String(3000 + i)}`,
-          agentId: acme.agent.id,
-          overrideTimeRestriction: true,
-          overrideDayRestriction: true,
-        },
-      });
+    const call = (i: number) => initiateCall(acme, 3000 + i);
     const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => call(i)));
     const refused = answers.filter((a) => a.statusCode === 503);
     const accepted = answers.filter((a) => a.statusCode === 200);
@@ -61,17 +65,7 @@ describe('initiate-call in-flight cap', () => {
       await disk;
       return value;
     };
-    const call = (i: number) =>
-      acme.request({
-        method: 'POST',
-        url: '/api/v1/phones/calls/initiate-call',
-        payload: {
-          destinationNumber: `+1212555${String(4000 + i)}`,
-          agentId: acme.agent.id,
-          overrideTimeRestriction: true,
-          overrideDayRestriction: true,
-        },
-      });
+    const call = (i: number) => initiateCall(acme, 4000 + i);
     // each one is sent once the one before is decided and only waits for the disk
     const pending = [];
     for (let i = 0; i < 3; i++) {

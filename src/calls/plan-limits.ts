@@ -36,6 +36,11 @@ export function channelsInUse(store: Pick<CallStore, 'calls'>, companyId: string
   );
 }
 
+/** SIP channels held on a trunk now, by any company's live calls. */
+export function trunkChannelsInUse(store: Pick<CallStore, 'calls'>, trunkId: string): number {
+  return store.calls.countLiveOnTrunk(trunkId, LIVE_STATUSES);
+}
+
 /**
  * Refuses the call when `plan` (read once for the admission, before its
  * keys: the same plan decides what is locked and what is checked) or the
@@ -74,10 +79,7 @@ export function checkPlanLimits(
       `All ${plan.maxConcurrentCalls} concurrent call slots of the plan are in use.`,
     );
   }
-  if (
-    trunk?.maxChannels != null &&
-    store.calls.countLiveOnTrunk(trunk.id, LIVE_STATUSES) >= trunk.maxChannels
-  ) {
+  if (trunk?.maxChannels != null && trunkChannelsInUse(store, trunk.id) >= trunk.maxChannels) {
     throw new CallError('no_available_channels', 'All channels of the SIP trunk are in use.');
   }
 }

@@ -10,7 +10,7 @@ import type { Agent, OutboundRoute, SipTrunk, VoipPhone } from '../model/entitie
 import { SqliteOptOutRepository } from './opt-out-repository.js';
 import { SqliteScheduleRepository } from './schedule-repository.js';
 import { timeWrites, type StoreWriteTimings } from './sqlite-write-timings.js';
-import { WalCheckpointer } from './wal-checkpointer.js';
+import { checkpointInWorker } from './wal-checkpointer.js';
 import { WalSync } from './wal-sync.js';
 import { SqliteWebhookRepository } from './webhook-repository.js';
 
@@ -77,9 +77,6 @@ export interface SqliteStore extends Store {
   writeTimings?: StoreWriteTimings;
 }
 
-/** SQLite's default automatic checkpoint, in WAL pages (https://sqlite.org/wal.html). */
-const SQLITE_AUTO_CHECKPOINT_PAGES = 1000;
-
 /**
  * The repositories over `db`. `timed`: its writes are timed from now on
  * (sqlite-write-timings.ts). `checkpointInWorker`: the WAL is checkpointed
@@ -91,17 +88,10 @@ export function createStore(
   opts: { timed?: boolean; checkpointInWorker?: boolean } = {},
 ): SqliteStore {
   const writeTimings = opts.timed ? timeWrites(db) : undefined;
-  let checkpointer: WalCheckpointer | undefined;
-  if (opts.checkpointInWorker && !db.memory) {
-    db.pragma('wal_autocheckpoint = 0');
-    checkpointer = new WalCheckpointer(db.name, {
-      ...(writeTimings
-        ? { onCheckpoint: (ms: number) => writeTimings.checkpoints.record(ms) }
-        : {}),
-      // the worker failed: SQLite's own checkpoints again, on this connection, rather than a WAL that only grows
-      onError: () => void db.pragma(`wal_autocheckpoint = ${SQLITE_AUTO_CHECKPOINT_PAGES}`),
-    });
-  }
+  const checkpointer =
+    opts.checkpointInWorker && !db.memory
+      ? checkpointInWorker(db, writeTimings && ((ms) => writeTimings.checkpoints.record(ms)))
+      : undefined;
   // one connection, one WalSync: it counts that connection's changes
   const totalChanges = db.prepare('SELECT total_changes()').pluck();
   const wal = db.memory

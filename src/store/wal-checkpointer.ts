@@ -9,6 +9,23 @@
 // connection for a PASSIVE checkpoint on a tick: one at a time, the next
 // only after the last one answered.
 import { Worker } from 'node:worker_threads';
+import type { Db } from './database.js';
+
+/** SQLite's default automatic checkpoint, in WAL pages (https://sqlite.org/wal.html). */
+const SQLITE_AUTO_CHECKPOINT_PAGES = 1000;
+
+/**
+ * Takes the checkpoints off `db`'s connection and gives them to a worker.
+ * If the worker fails, SQLite's own checkpoints come back on that
+ * connection, rather than a WAL that only grows.
+ */
+export function checkpointInWorker(db: Db, onCheckpoint?: (ms: number) => void): WalCheckpointer {
+  db.pragma('wal_autocheckpoint = 0');
+  return new WalCheckpointer(db.name, {
+    ...(onCheckpoint ? { onCheckpoint } : {}),
+    onError: () => void db.pragma(`wal_autocheckpoint = ${SQLITE_AUTO_CHECKPOINT_PAGES}`),
+  });
+}
 
 export interface CheckpointWorkerData {
   /** The database file. */

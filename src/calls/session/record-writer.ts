@@ -82,22 +82,11 @@ export class RecordWriter {
     return this.write({ ...patch, status }, detail, onlyFrom);
   }
 
-  /** Appends a participant; returns its index. */
-  addParticipant(p: Participant): number {
-    const list = [...this.record.participants, p];
-    this.write({ participants: list });
-    return list.length - 1;
-  }
-
-  /** addParticipant, carried by the next write. */
+  /** Appends a participant, carried by the next write; returns its index. */
   stageParticipant(p: Participant): number {
     const list = [...this.record.participants, p];
     this.stage({ participants: list });
     return list.length - 1;
-  }
-
-  updateParticipant(index: number, patch: Partial<Participant>): void {
-    this.write(this.participantPatch(index, patch));
   }
 
   /** The record patch that updates participant `index`, to merge into a status write. */

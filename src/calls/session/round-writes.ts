@@ -8,7 +8,7 @@ import type { CallRecord, DialedAttempt, SkippedAttempt } from '../../model/call
 import type { CallStatus } from '../../model/call-status.js';
 import { companyKey, numberKey, trunkKey } from '../../model/serialization-keys.js';
 import { LIVE_STATUSES } from '../../model/call-status.js';
-import { channelsInUse } from '../plan-limits.js';
+import { channelsInUse, trunkChannelsInUse } from '../plan-limits.js';
 import type { CallStore } from '../ports/call-store.js';
 import { checkDial, type DialPurpose } from '../protections/dial-gate.js';
 import type { DestinationZones } from '../protections/destination-zones.js';
@@ -134,7 +134,7 @@ function channelRefusal(
   if (
     limits.trunkChannels !== null &&
     record.sipTrunkId &&
-    store.calls.countLiveOnTrunk(record.sipTrunkId, LIVE_STATUSES) - self >= limits.trunkChannels
+    trunkChannelsInUse(store, record.sipTrunkId) - self >= limits.trunkChannels
   )
     return 'no_channels';
   return undefined;

@@ -23,6 +23,8 @@ beforeAll(async () => {
     GATEWAY_SHUTDOWN_GRACE_MS: String(GRACE_MS),
     // The far end sends no RTP: the calls must stay up until the SIGTERM.
     GATEWAY_RTP_INACTIVITY_SECONDS: '0',
+    // All CALLS are requested at once: above the default in-flight cap (16), which is not under test here.
+    GATEWAY_HTTP_MAX_CALL_REQUESTS_IN_FLIGHT: '1000',
   });
 }, 30_000);
 

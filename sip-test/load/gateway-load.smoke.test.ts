@@ -3,7 +3,7 @@
 // report with sane figures.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -28,6 +28,11 @@ describe('npm run load -- --smoke', () => {
     expect(step.failed).toBe(0);
     expect(step.cpuPct).toBeGreaterThan(0);
     expect(step.cpuPct).toBeLessThan(200);
+    // the load generators ran (SIPp, the probe, the agent, the runner), and the
+    // whole machine was busy at least with them and the daemon (within a tick)
+    expect(step.generatorsCpuPct).toBeGreaterThan(0);
+    expect(step.machineBusyPct).toBeGreaterThan(0);
+    expect(step.machineBusyPct).toBeLessThanOrEqual(100 * cpus().length + 1);
     expect(step.apiP99Ms).toBeGreaterThan(0);
     expect(step.inviteTo200P50Ms).toBeGreaterThanOrEqual(0);
     expect(step.rtpOutRatio).toBeGreaterThan(0.8);

@@ -153,6 +153,7 @@ async function main(): Promise<void> {
       probe: farEnd.probe,
       agent,
       rtpRange: [o.rtpMin, o.rtpMax],
+      generatorPids: () => [agent!.pid, ...farEnd!.pids(), process.pid],
       progress,
       probeEvery: o.probeEvery,
       limits: o.limits,
@@ -402,9 +403,13 @@ async function main(): Promise<void> {
       ...rateSteps.map((s) => s.summary),
     ]);
     console.log(`\nsummary ${JSON.stringify(report.summary, null, 2)}`);
-    const chartPoints = [...(base ? [base.summary] : []), ...rampRows].map((s) => ({
+    // A rate run (no concurrency ramp) is drawn at each step's mean concurrency.
+    const charted = rampRows.length ? rampRows : rateSteps.map((s) => s.summary);
+    const chartPoints = [...(base ? [base.summary] : []), ...charted].map((s) => ({
       concurrent: s.concurrent,
       cpuPct: s.cpuPct as number,
+      generatorsCpuPct: s.generatorsCpuPct as number,
+      machineBusyPct: s.machineBusyPct as number,
       lossPct: s.lossPct as number,
       spacingP99Ms: s.spacingP99Ms as number,
       loopP99Ms: s.loopP99Ms as number,

@@ -7,9 +7,12 @@
 import type { ChildHandle } from './child-role.js';
 import { daemonFigures, type DaemonFigures } from './daemon-metrics.js';
 import type { Gateway } from './gateway-client.js';
+import { cpus } from 'node:os';
 import {
   cpuWindow,
+  cpuWindowOf,
   fdCount,
+  machineBusyWindow,
   metricNames,
   metricValue,
   rssKb,
@@ -51,6 +54,10 @@ export interface AgentStats {
 export interface WindowResult {
   seconds: number;
   cpuPct: number;
+  /** The load generators together (SIPp, the probe, the agent, this runner), % of one core. */
+  generatorsCpuPct: number;
+  /** Every process on the machine together, % of one core (100 × cores when saturated). */
+  machineBusyPct: number;
   /** Event-loop delay p99 beyond prom-client's 10 ms sampling timer (what the limit checks). */
   loopP99Ms: number;
   /** nodejs_eventloop_lag_p99_seconds as exposed: Node records the whole timer interval. */
@@ -70,6 +77,8 @@ export interface Observed {
   probe: ChildHandle;
   agent: ChildHandle;
   rtpRange: [number, number];
+  /** The load generators' processes: SIPp, the probe, the agent and this runner. */
+  generatorPids: () => number[];
 }
 
 export async function scrapeMetrics(gw: Gateway): Promise<string> {
@@ -87,8 +96,12 @@ export async function openWindow(o: Observed): Promise<() => Promise<WindowResul
   await o.agent.request('stats', { reset: true });
   const pid = o.gw.daemon.pid;
   const cpu = cpuWindow(pid);
+  const generators = cpuWindowOf(o.generatorPids());
+  const machine = machineBusyWindow(cpus().length);
   return async () => {
     const c = cpu();
+    const generatorsCpuPct = generators();
+    const machineBusyPct = machine();
     const text = await scrapeMetrics(o.gw);
     const rawLoop = metricValue(text, 'nodejs_eventloop_lag_p99_seconds') * 1000;
     const [probe, agent] = await Promise.all([
@@ -98,6 +111,8 @@ export async function openWindow(o: Observed): Promise<() => Promise<WindowResul
     return {
       seconds: c.seconds,
       cpuPct: c.cpuPct,
+      generatorsCpuPct,
+      machineBusyPct,
       loopP99Ms: Math.max(0, rawLoop - LOOP_SAMPLING_MS),
       rawLoopP99Ms: rawLoop,
       rssKb: rssKb(pid),

@@ -24,6 +24,52 @@ export function cpuWindow(pid: number): () => { cpuPct: number; seconds: number 
   };
 }
 
+/** utime + stime of several processes, in seconds; one that has gone counts 0. */
+function cpuSecondsOf(pids: number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      total += cpuSeconds(pid);
+    } catch {
+      // exited: its time is no longer readable
+    }
+  }
+  return total;
+}
+
+/**
+ * A CPU window over a set of processes (the load generators): the % of one
+ * core they used together since. The set is read at the start: a process
+ * started later is not counted.
+ */
+export function cpuWindowOf(pids: number[]): () => number {
+  const c0 = cpuSecondsOf(pids);
+  const t0 = performance.now();
+  return () => ((cpuSecondsOf(pids) - c0) / ((performance.now() - t0) / 1000)) * 100;
+}
+
+/** Busy and total jiffies of the whole machine (the `cpu` line of /proc/stat). */
+function machineJiffies(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  // cpu  user nice system idle iowait irq softirq steal guest guest_nice
+  const f = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - f[3]! - f[4]!, total };
+}
+
+/**
+ * A window over the whole machine: the % of one core that every process
+ * used together since (200 on two cores saturated), whoever they belong to.
+ */
+export function machineBusyWindow(cores: number): () => number {
+  const j0 = machineJiffies();
+  return () => {
+    const j = machineJiffies();
+    const total = j.total - j0.total;
+    return total > 0 ? ((j.busy - j0.busy) / total) * cores * 100 : NaN;
+  };
+}
+
 export function rssKb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) : NaN;

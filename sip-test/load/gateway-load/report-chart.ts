@@ -1,10 +1,15 @@
-// The report's picture: daemon CPU (% of one core) and the quality figures
+// The report's picture: CPU (% of one core: the daemon, the load generators,
+// the whole machine) and the quality figures
 // as a fraction of their limits, against concurrent calls, as a plain SVG.
 import type { QualityLimits } from './steps.js';
 
 export interface ChartPoint {
   concurrent: number;
   cpuPct: number;
+  /** The load generators together (SIPp, probe, agent, runner). */
+  generatorsCpuPct: number;
+  /** The whole machine (every process). */
+  machineBusyPct: number;
   lossPct: number;
   spacingP99Ms: number;
   loopP99Ms: number;
@@ -63,10 +68,14 @@ function panel(
 export function renderChart(points: ChartPoint[], limits: QualityLimits, subtitle: string): string {
   const sorted = [...points].sort((a, b) => a.concurrent - b.concurrent);
   const cpu = panel(
-    'Daemon CPU (% of one core, /proc utime+stime over the window)',
+    'CPU (% of one core, /proc over the window)',
     sorted,
-    [{ name: 'daemon CPU %', color: '#1f6fb4', y: (p) => p.cpuPct }],
-    { value: limits.cpuPct, label: `limit ${limits.cpuPct} %` },
+    [
+      { name: 'daemon', color: '#1f6fb4', y: (p) => p.cpuPct },
+      { name: 'load generators', color: '#7a7a7a', y: (p) => p.generatorsCpuPct },
+      { name: 'whole machine', color: '#111', y: (p) => p.machineBusyPct },
+    ],
+    { value: limits.cpuPct, label: `daemon limit ${limits.cpuPct} %` },
     20,
   );
   const quality = panel(

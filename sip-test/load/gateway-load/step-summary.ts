@@ -9,6 +9,8 @@ const FIGURES = [
   'cpuPct',
   'cpuPctPerCall',
   'cpuPctPerCallAboveIdle',
+  'generatorsCpuPct',
+  'machineBusyPct',
   'rssKbPerCall',
   'fdsPerCall',
   'loopP99Ms',
@@ -185,7 +187,7 @@ export function printComponents(title: string, rows: StepSummary[]): void {
   const n = (x: unknown, d = 1) =>
     typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
   console.log(
-    `\n${title}\nstep                  calls  wr/call wr ms/call  full/call full ms/call full50 full99  normal/call  fsync/call fsync50 fsync99  ws50  ws99  loop99 mloop99  cpu% main/media/other   ms/call main/media/other`,
+    `\n${title}\nstep                  calls  wr/call wr ms/call  full/call full ms/call full50 full99  normal/call  fsync/call fsync50 fsync99  ws50  ws99  loop99 mloop99  cpu% main/media/other   ms/call main/media/other  gen%  machine%`,
   );
   for (const r of rows) {
     const c = r.components;
@@ -211,6 +213,8 @@ export function printComponents(title: string, rows: StepSummary[]): void {
         n(c.mediaLoopP99Ms).padStart(7),
         threads(c.cpuPctByThread, 1).padStart(22),
         threads(c.cpuMsPerCallByThread, 2).padStart(22),
+        n(r.generatorsCpuPct).padStart(5),
+        n(r.machineBusyPct).padStart(9),
       ].join(' '),
     );
   }

@@ -50,6 +50,10 @@ export interface StepResult {
   cpuPct: number;
   cpuPctPerCall: number;
   cpuPctPerCallAboveIdle: number;
+  /** SIPp, the probe, the agent and the runner together, % of one core. */
+  generatorsCpuPct: number;
+  /** The whole machine, % of one core (every process, other tenants' too). */
+  machineBusyPct: number;
   rssKbPerCall: number;
   fdsPerCall: number;
   loopP99Ms: number;
@@ -257,6 +261,8 @@ function summarize(
     cpuPct: round(w.cpuPct, 2),
     cpuPctPerCall: round(w.cpuPct / n, 4),
     cpuPctPerCallAboveIdle: round((w.cpuPct - ctx.idleCpuPct) / n, 4),
+    generatorsCpuPct: round(w.generatorsCpuPct, 1),
+    machineBusyPct: round(w.machineBusyPct, 1),
     rssKbPerCall: round((w.rssKb - ctx.idleRssKb) / n, 1),
     fdsPerCall: round((w.fds - ctx.idleFds) / n, 2),
     loopP99Ms: round(w.loopP99Ms, 2),

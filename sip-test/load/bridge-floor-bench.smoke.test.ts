@@ -1,7 +1,8 @@
 // The bridge floor benchmark in its smallest run (5 calls, one 2 s
-// repetition): it must start its far end and the bridge, carry audio both
-// ways (RTP → JSON → echo agent → JSON → RTP), measure, stop by itself and
-// print a row with sane figures.
+// repetition): it must start its far ends (SIPp's RTP echo, the stamp agent)
+// and the bridge, carry audio round the loop (RTP → SIPp → RTP → JSON →
+// agent → JSON → RTP), measure, stop by itself and print a row with sane
+// figures.
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
@@ -20,10 +21,11 @@ describe('bridge-floor-bench, smallest run', () => {
     expect(n).toBe(5);
     expect(perCall).toBeGreaterThan(0);
     expect(run1).toBe(perCall); // one run: its median is itself
-    // 50 frames a second per call, each way: the echo came back for (nearly) every one
+    // 50 frames a second per call, each way: SIPp echoed (nearly) every packet
+    // sent, and the agent's echo of it was sent on as RTP in the next ticks
     expect(toAgent).toBeGreaterThan(0.9);
     expect(toAgent).toBeLessThan(1.1);
     expect(toCallee).toBeGreaterThan(0.9);
-    expect(toCallee).toBeLessThanOrEqual(toAgent!);
+    expect(toCallee).toBeLessThan(1.1);
   }, 60_000);
 });

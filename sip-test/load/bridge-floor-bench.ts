@@ -1,28 +1,34 @@
 // The floor under "% of a core per bridged call": the least a Node process
-// can do to bridge one call's audio to an agent the way the gateway does.
-// For each call it holds one UDP socket and one WebSocket client (the `ws`
-// package, as the daemon uses it), and per 20 ms frame each way it does only
+// spends to bridge one call's audio to an agent the way the gateway does,
+// against the load runner's own far ends (SIPp's RTP echo and the stamp
+// agent), so that the kernel's share of each packet is the same as in
+// `npm run load`. For each call the bridge holds one UDP socket and one
+// WebSocket client (the `ws` package, as the daemon uses it) and does only
 // what the protocol needs:
 //
-//   RTP in  → strip the 12-byte header → Twilio `media` JSON (base64) → ws.send
-//   ws in   → JSON.parse → base64 decode → 12-byte RTP header + payload → UDP send
+//   every 20 ms  the agent's next frame (or silence) → 12-byte RTP header → UDP send
+//   RTP in       → strip the header → Twilio `media` JSON (base64) → ws.send
+//   ws in        → JSON.parse → base64 decode → the call's queue
 //
-// No pacing, no jitter buffer, no statistics, no recording, no second thread:
-// what remains is the syscalls and the framing. The far end (an RTP generator
-// and sink, and a WebSocket echo agent) runs in a process of its own, so the
-// bridge's CPU is measured alone, as the load runner measures the daemon's.
+// One thread, one timer for every call, no jitter buffer, no statistics, no
+// recording, no record writes: what remains is the syscalls and the framing.
+// The daemon does all of that and more per frame; this is what it cannot go
+// below on this machine with this design (Node, ws, one packet per frame).
 //
 //   npx tsx sip-test/load/bridge-floor-bench.ts [--n 100,200] [--seconds 10] [--warmup 5] [--reps 3]
 //                                               [--cpu-prof-dir DIR]
 //
 // --cpu-prof-dir: the bridge process writes a V8 CPU profile there when it ends.
-//
-// Prints, per N, the bridge's CPU as % of one core per call (median of the
-// repetitions) and the frames it forwarded each way against 50 × N × seconds.
+// Prints, per N, the bridge's CPU as % of one core per call (the median of
+// the repetitions, and each) and the frames it carried each way against
+// 50 × N × seconds.
 import { fork, type ChildProcess } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket } from 'ws';
+import { startChild } from './gateway-load/child-role.js';
+import { startRtpEcho } from './gateway-load/far-end.js';
 import {
   cpuWindow,
   FRAME_MS,
@@ -32,14 +38,27 @@ import {
 } from './media-bench/roles-support.js';
 
 const SELF = fileURLToPath(import.meta.url);
+const HERE = dirname(SELF);
 const PAYLOAD_BYTES = 160;
 const RTP_HEADER_BYTES = 12;
+/** Pacing slots per frame: the calls are spread over four 5 ms ticks, as a pacing clock does. */
+const SLOTS = 4;
+/** Frames queued per call at most (the agent echoes one per frame sent: the queue stays short). */
+const MAX_QUEUED = 10;
 
 interface BridgeResult {
   cpuPct: number;
   windowMs: number;
   toAgent: number;
   toCallee: number;
+}
+
+interface Call {
+  udp: Socket;
+  ws: WebSocket;
+  queue: Buffer[];
+  rtpSeq: number;
+  ssrc: number;
 }
 
 function argValue(name: string): string | undefined {
@@ -52,72 +71,50 @@ function argList(name: string, fallback: number[]): number[] {
 }
 
 async function bindUdp(): Promise<Socket> {
-  const s = createSocket({ type: 'udp4', recvBufferSize: 8 << 20 });
+  const s = createSocket({ type: 'udp4' });
   await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
   return s;
 }
 
-/** The far end: RTP to every bridge port each 20 ms, an RTP sink, and an echo agent. */
-async function farRole(): Promise<void> {
-  const rtp = await bindUdp();
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
-  await new Promise<void>((r) => wss.once('listening', r));
-  let echoed = 0;
-  wss.on('connection', (ws) => {
-    let seq = 0;
-    ws.on('message', (data: Buffer) => {
-      const m = JSON.parse(data.toString()) as { event: string; media?: { payload: string } };
-      if (m.event !== 'media' || !m.media) return;
-      seq += 1;
-      echoed += 1;
-      ws.send(
-        `{"event":"media","sequenceNumber":"${seq}","media":{"payload":"${m.media.payload}"},"streamSid":"s"}`,
-      );
-    });
-  });
-  let timer: NodeJS.Timeout | undefined;
-  onCommand(async (m: Message) => {
-    if (m.cmd === 'ports') {
-      return { rtp: rtp.address().port, ws: (wss.address() as { port: number }).port };
-    }
-    if (m.cmd === 'start') {
-      const ports = m.ports as number[];
-      const packet = Buffer.alloc(RTP_HEADER_BYTES + PAYLOAD_BYTES, 0xff);
-      packet[0] = 0x80;
-      // four slots of 5 ms, as a real far end's calls do not all tick together
-      let slot = 0;
-      timer = setInterval(() => {
-        for (let i = slot; i < ports.length; i += 4) rtp.send(packet, ports[i]!, '127.0.0.1');
-        slot = (slot + 1) % 4;
-      }, FRAME_MS / 4);
-      return null;
-    }
-    if (m.cmd === 'stop') {
-      clearInterval(timer);
-      return { echoed };
-    }
-    return null;
-  });
+/** RFC 3550 §5.1: V=2, PT 0 (PCMU), sequence, timestamp, SSRC, then the payload. */
+function rtpPacket(call: Call, payload: Buffer): Buffer {
+  const packet = Buffer.allocUnsafe(RTP_HEADER_BYTES + payload.length);
+  packet[0] = 0x80;
+  packet[1] = 0;
+  call.rtpSeq = (call.rtpSeq + 1) & 0xffff;
+  packet.writeUInt16BE(call.rtpSeq, 2);
+  packet.writeUInt32BE((call.rtpSeq * PAYLOAD_BYTES) >>> 0, 4);
+  packet.writeUInt32BE(call.ssrc, 8);
+  payload.copy(packet, RTP_HEADER_BYTES);
+  return packet;
 }
 
-/** The bridge under measurement: one UDP socket and one WebSocket per call. */
+/** The bridge under measurement. */
 async function bridgeRole(): Promise<void> {
-  const calls: { udp: Socket; ws: WebSocket }[] = [];
+  const calls: Call[] = [];
+  const silence = Buffer.alloc(PAYLOAD_BYTES, 0xff);
   let toAgent = 0;
   let toCallee = 0;
+  let timer: NodeJS.Timeout | undefined;
   onCommand(async (m: Message) => {
     if (m.cmd === 'open') {
-      const sinkPort = m.rtpPort as number;
+      const echoPort = m.echoPort as number;
       for (let i = 0; i < (m.n as number); i++) {
-        const udp = await bindUdp();
-        const ws = new WebSocket(`ws://127.0.0.1:${m.wsPort as number}/`, {
-          perMessageDeflate: false,
-        });
+        const call: Call = {
+          udp: await bindUdp(),
+          ws: new WebSocket(`ws://127.0.0.1:${m.agentPort as number}/`, {
+            perMessageDeflate: false,
+          }),
+          queue: [],
+          rtpSeq: 0,
+          ssrc: 0x1000 + i,
+        };
+        const { udp, ws } = call;
         await new Promise<void>((r, j) => ws.once('open', r).once('error', j));
-        const streamSid = JSON.stringify(`MZ${i}`);
-        let seq = 0;
-        let rtpSeq = 0;
-        const ssrc = 0x1000 + i;
+        const streamSid = `MZ${i}`;
+        ws.send(JSON.stringify({ event: 'start', streamSid, start: { streamSid } }));
+        const sidJson = JSON.stringify(streamSid);
+        let seq = 1;
         udp.on('message', (msg) => {
           seq += 1;
           toAgent += 1;
@@ -125,28 +122,28 @@ async function bridgeRole(): Promise<void> {
           const text =
             `{"event":"media","sequenceNumber":"${seq}","media":{"track":"inbound",` +
             `"chunk":"${seq}","timestamp":"${seq * FRAME_MS}","payload":"${payload}"},` +
-            `"streamSid":${streamSid}}`;
+            `"streamSid":${sidJson}}`;
           ws.send(Buffer.from(text), { binary: false });
         });
         ws.on('message', (data: Buffer) => {
           const e = JSON.parse(data.toString()) as { event: string; media?: { payload: string } };
           if (e.event !== 'media' || !e.media) return;
-          const audio = Buffer.from(e.media.payload, 'base64');
-          const packet = Buffer.allocUnsafe(RTP_HEADER_BYTES + audio.length);
-          // RFC 3550 §5.1: V=2, PT 0 (PCMU), sequence, timestamp, SSRC
-          packet[0] = 0x80;
-          packet[1] = 0;
-          rtpSeq = (rtpSeq + 1) & 0xffff;
-          packet.writeUInt16BE(rtpSeq, 2);
-          packet.writeUInt32BE((rtpSeq * PAYLOAD_BYTES) >>> 0, 4);
-          packet.writeUInt32BE(ssrc, 8);
-          audio.copy(packet, RTP_HEADER_BYTES);
-          toCallee += 1;
-          udp.send(packet, sinkPort, '127.0.0.1');
+          if (call.queue.length < MAX_QUEUED)
+            call.queue.push(Buffer.from(e.media.payload, 'base64'));
         });
-        calls.push({ udp, ws });
+        calls.push(call);
       }
-      return calls.map((c) => c.udp.address().port);
+      let slot = 0;
+      timer = setInterval(() => {
+        for (let i = slot; i < calls.length; i += SLOTS) {
+          const call = calls[i]!;
+          const frame = call.queue.shift();
+          if (frame) toCallee += 1;
+          call.udp.send(rtpPacket(call, frame ?? silence), echoPort, '127.0.0.1');
+        }
+        slot = (slot + 1) % SLOTS;
+      }, FRAME_MS / SLOTS);
+      return null;
     }
     if (m.cmd === 'measure') {
       const a0 = toAgent;
@@ -163,6 +160,7 @@ async function bridgeRole(): Promise<void> {
       return r;
     }
     if (m.cmd === 'close') {
+      clearInterval(timer);
       for (const c of calls.splice(0)) {
         c.ws.terminate();
         c.udp.close();
@@ -172,10 +170,10 @@ async function bridgeRole(): Promise<void> {
   });
 }
 
-function startRole(role: string): { child: ChildProcess; ask: <T>(m: Message) => Promise<T> } {
+function startBridge(): { child: ChildProcess; ask: <T>(m: Message) => Promise<T> } {
   const profDir = argValue('cpu-prof-dir');
-  const prof = profDir && role === 'bridge' ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
-  const child = fork(SELF, ['--role', role], { execArgv: ['--import', 'tsx', ...prof] });
+  const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
+  const child = fork(SELF, ['--role', 'bridge'], { execArgv: ['--import', 'tsx', ...prof] });
   let waiting: ((m: { cmd: string; result?: unknown; error?: string }) => void) | undefined;
   const ready = new Promise<void>((r) => (waiting = () => r()));
   child.on('message', (m: { cmd: string; result?: unknown; error?: string }) => waiting?.(m));
@@ -194,6 +192,29 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
+async function measure(n: number, seconds: number, warmup: number): Promise<BridgeResult> {
+  // the load runner's far ends: SIPp echoing RTP (-rtp_echo) and the stamp agent
+  const echo = await startRtpEcho({
+    timeoutSec: seconds + warmup + 60,
+    farRtpMin: 20000,
+    farRtpMax: 29999,
+  });
+  const agent = startChild(resolve(HERE, 'gateway-load/stamp-agent.ts'), []);
+  const bridge = startBridge();
+  try {
+    const agentPort = Number((await agent.ready).port);
+    await bridge.ask({ cmd: 'open', n, echoPort: echo.mediaPort, agentPort });
+    await sleep(warmup * 1000);
+    const r = await bridge.ask<BridgeResult>({ cmd: 'measure', windowMs: seconds * 1000 });
+    await bridge.ask({ cmd: 'close' });
+    return r;
+  } finally {
+    bridge.child.kill('SIGTERM');
+    agent.kill();
+    echo.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const ns = argList('n', [100, 200]);
   const seconds = argList('seconds', [10])[0]!;
@@ -205,27 +226,7 @@ async function main(): Promise<void> {
   );
   for (const n of ns) {
     const runs: BridgeResult[] = [];
-    for (let rep = 0; rep < reps; rep++) {
-      const far = startRole('far');
-      const bridge = startRole('bridge');
-      try {
-        const ports = await far.ask<{ rtp: number; ws: number }>({ cmd: 'ports' });
-        const bridgePorts = await bridge.ask<number[]>({
-          cmd: 'open',
-          n,
-          rtpPort: ports.rtp,
-          wsPort: ports.ws,
-        });
-        await far.ask({ cmd: 'start', ports: bridgePorts });
-        await sleep(warmup * 1000);
-        runs.push(await bridge.ask<BridgeResult>({ cmd: 'measure', windowMs: seconds * 1000 }));
-        await far.ask({ cmd: 'stop' });
-        await bridge.ask({ cmd: 'close' });
-      } finally {
-        far.child.kill('SIGTERM');
-        bridge.child.kill('SIGTERM');
-      }
-    }
+    for (let rep = 0; rep < reps; rep++) runs.push(await measure(n, seconds, warmup));
     const perCall = runs.map((r) => r.cpuPct / n);
     const expected = (r: BridgeResult) => (n * r.windowMs) / FRAME_MS;
     const ratio = (f: (r: BridgeResult) => number) =>
@@ -241,11 +242,7 @@ async function main(): Promise<void> {
   }
 }
 
-const role = process.argv.includes('--role')
-  ? process.argv[process.argv.indexOf('--role') + 1]
-  : '';
-if (role === 'far') void farRole();
-else if (role === 'bridge') void bridgeRole();
+if (process.argv.includes('--role')) void bridgeRole();
 else
   main().then(
     () => process.exit(0),

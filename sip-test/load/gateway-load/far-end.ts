@@ -87,6 +87,45 @@ async function waitBound(port: number, child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) throw new Error(`sipp exited with ${child.exitCode}`);
 }
 
+const COMMON = ['-i', '127.0.0.1', '-t', 'u1', '-m', '100000000', '-nostdin'];
+const timeoutArgs = (sec: number): string[] => ['-timeout', `${sec}s`, '-max_recv_loops', '5000'];
+
+/** SIPp answering calls and echoing every RTP packet on `mediaPort` to its sender (-rtp_echo). */
+async function spawnRtpEcho(
+  logDir: string,
+  mediaPort: number,
+  timeoutSec: number,
+): Promise<{ child: ChildProcess; sipPort: number }> {
+  const sipPort = await allocatePort();
+  const args = ['-sf', WAIT_BYE, '-p', String(sipPort), '-rtp_echo', '-mp', String(mediaPort)];
+  const child = sipp([...args, ...COMMON, ...timeoutArgs(timeoutSec)], logDir, 'sipp-echo');
+  return { child, sipPort };
+}
+
+/**
+ * The RTP echo alone, bound and ready: what the load runner's calls send
+ * their RTP to, for a benchmark that sends RTP without SIP.
+ */
+export async function startRtpEcho(opts: {
+  timeoutSec: number;
+  farRtpMin: number;
+  farRtpMax: number;
+}): Promise<{ mediaPort: number; pid: number; stop(): void }> {
+  const logDir = mkdtempSync(join(tmpdir(), 'gw-rtp-echo-'));
+  const mediaPort = await freeRtpPort(opts.farRtpMin, opts.farRtpMax);
+  const { child, sipPort } = await spawnRtpEcho(logDir, mediaPort, opts.timeoutSec);
+  const stop = (): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  try {
+    await waitBound(sipPort, child);
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  return { mediaPort, pid: child.pid ?? -1, stop };
+}
+
 export async function startFarEnd(opts: {
   timeoutSec: number;
   farRtpMin: number;
@@ -111,24 +150,10 @@ export async function startFarEnd(opts: {
       .replace('[media_port]', String(probePort))
       .replace('c=IN IP[media_ip_type] [media_ip]', 'c=IN IP4 127.0.0.1'),
   );
-  const common = ['-i', '127.0.0.1', '-t', 'u1', '-m', '100000000', '-nostdin'];
-  const timeout = ['-timeout', `${opts.timeoutSec}s`, '-max_recv_loops', '5000'];
-  const echoSipPort = await allocatePort();
-  const echoMediaPort = await rtpBlock();
-  const echo = sipp(
-    [
-      '-sf',
-      WAIT_BYE,
-      '-p',
-      String(echoSipPort),
-      '-rtp_echo',
-      '-mp',
-      String(echoMediaPort),
-      ...common,
-      ...timeout,
-    ],
+  const { child: echo, sipPort: echoSipPort } = await spawnRtpEcho(
     logDir,
-    'sipp-echo',
+    await rtpBlock(),
+    opts.timeoutSec,
   );
   const probeSipPort = await allocatePort();
   const probeSipp = sipp(
@@ -139,8 +164,8 @@ export async function startFarEnd(opts: {
       String(probeSipPort),
       '-mp',
       String(await rtpBlock()),
-      ...common,
-      ...timeout,
+      ...COMMON,
+      ...timeoutArgs(opts.timeoutSec),
     ],
     logDir,
     'sipp-probe',

@@ -43,6 +43,7 @@ import {
   medianOf,
   printComponents,
   printTable,
+  rateStepBreaks,
   summarizeRepeats,
   type StepSummary,
 } from './gateway-load/step-summary.js';
@@ -244,8 +245,7 @@ async function main(): Promise<void> {
         if (timeLeft() < seconds + holdSec + 8) break;
         const r = await churnStep(ctx, { phase: 'rate', rate, holdSec, seconds });
         const summary = summarizeRepeats([r], o);
-        if (r.sustainedCps < 0.9 * rate)
-          summary.broken.push(`sustained ${r.sustainedCps}/s < 90 % of ${rate}/s`);
+        summary.broken.push(...rateStepBreaks(r, summary, rate, o.limits));
         rateSteps.push({ summary, steps: [r] });
         // As in the concurrency ramp, a break by the external send spacing alone does not end it.
         const onlySpacing = summary.broken.every((b) => b.startsWith('send spacing'));

@@ -56,6 +56,7 @@ const HELP = `npm run load -- [options]
   --phases baseline,ramp,rate,overload,soak
   --max-seconds 660      hard bound on the whole run
   --loss 0.1 --spacing 2 --loop 10 --cpu 80   quality limits (%, ms, ms, % of a core)
+  --api-p99 100          initiate-call p99 limit on the call-rate ramp, ms
   --rtp 61000-63999      daemon RTP range   --far-rtp 20000-29999  SIPp/probe RTP
   --out sip-test/load/reports/gateway-load   report path prefix (.json, .svg)
   --daemon-cpu-prof /tmp/prof   write the daemon's CPU profile there (<pid>.cpuprofile)
@@ -99,6 +100,7 @@ export function parseOptions(argv: string[]): LoadOptions {
       spacing: { type: 'string' },
       loop: { type: 'string' },
       cpu: { type: 'string' },
+      'api-p99': { type: 'string' },
       rtp: { type: 'string' },
       'far-rtp': { type: 'string' },
       out: { type: 'string' },
@@ -144,6 +146,7 @@ export function parseOptions(argv: string[]): LoadOptions {
       spacingP99Ms: num(v.spacing, 2),
       loopP99Ms: num(v.loop, 10),
       cpuPct: num(v.cpu, 80),
+      apiP99Ms: num(v['api-p99'], 100),
     },
     rtpMin,
     rtpMax,

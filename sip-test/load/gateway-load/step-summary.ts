@@ -2,7 +2,7 @@
 // figures, the quality limits it broke, and the console table of the steps.
 import type { LoadOptions } from './options.js';
 import { median, round } from './stats.js';
-import type { ComponentFigures, StepResult } from './steps.js';
+import type { ComponentFigures, QualityLimits, StepResult } from './steps.js';
 
 /** The figures compared across repeats of a step (medians reported). */
 const FIGURES = [
@@ -134,6 +134,24 @@ export function summarizeRepeats(reps: StepResult[], o: LoadOptions): StepSummar
       `in-daemon send spacing p99 ${v('daemonSpacingP99Ms')} ms > ${L.spacingP99Ms} ms`,
     );
   return s;
+}
+
+/**
+ * What else breaks a step of the call-rate ramp (issue 28): fewer calls
+ * placed than 90 % of the rate asked, or an initiate-call p99 over its limit.
+ */
+export function rateStepBreaks(
+  step: Pick<StepResult, 'sustainedCps'>,
+  summary: Pick<StepSummary, 'apiP99Ms'>,
+  rate: number,
+  limits: Pick<QualityLimits, 'apiP99Ms'>,
+): string[] {
+  const broken: string[] = [];
+  if (step.sustainedCps < 0.9 * rate)
+    broken.push(`sustained ${step.sustainedCps}/s < 90 % of ${rate}/s`);
+  if (summary.apiP99Ms > limits.apiP99Ms)
+    broken.push(`initiate-call p99 ${summary.apiP99Ms} ms > ${limits.apiP99Ms} ms`);
+  return broken;
 }
 
 /** Median of one figure over steps, null when none has it. */

@@ -17,6 +17,8 @@ export interface QualityLimits {
   spacingP99Ms: number;
   loopP99Ms: number;
   cpuPct: number;
+  /** initiate-call round trip p99, ms: checked on the call-rate ramp's steps. */
+  apiP99Ms: number;
 }
 
 export interface StepContext extends Observed {

@@ -428,7 +428,11 @@ async function main(): Promise<void> {
       renderChart(
         chartPoints,
         o.limits,
-        `gateway-load ${o.mode} ${report.finishedAt as string} — shared 2-core machine; medians of ${o.repeats} repeat(s)`,
+        `gateway-load ${o.mode} ${report.finishedAt as string} — shared 2-core machine; ${
+          rampRows.length
+            ? `medians of ${o.repeats} repeat(s)`
+            : `call-rate steps (one run each) at their mean concurrency`
+        }`,
       ),
     );
     console.log(`report: ${o.out}.json, ${o.out}.svg`);

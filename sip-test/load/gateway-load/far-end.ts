@@ -4,7 +4,7 @@
 // started here are killed, by their pid.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, setPriority, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -116,6 +116,7 @@ export async function startRtpEcho(opts: {
   const { child, sipPort } = await spawnRtpEcho(logDir, mediaPort, opts.timeoutSec);
   const stop = (): void => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(logDir, { recursive: true, force: true });
   };
   try {
     await waitBound(sipPort, child);

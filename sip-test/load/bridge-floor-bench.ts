@@ -96,6 +96,8 @@ async function bridgeRole(): Promise<void> {
   let toAgent = 0;
   let toCallee = 0;
   let timer: NodeJS.Timeout | undefined;
+  // Its timer would keep it alive: it ends with the orchestrator, however that ends.
+  process.on('disconnect', () => process.exit(0));
   onCommand(async (m: Message) => {
     if (m.cmd === 'open') {
       const echoPort = m.echoPort as number;

@@ -31,7 +31,7 @@ import {
 import { exposedMetricNames, openWindow } from './gateway-load/measure.js';
 import { parseOptions } from './gateway-load/options.js';
 import { Progress } from './gateway-load/progress.js';
-import { renderChart } from './gateway-load/report-chart.js';
+import { chartPointOf, renderChart } from './gateway-load/report-chart.js';
 import {
   fdCount,
   rssKb,
@@ -405,15 +405,7 @@ async function main(): Promise<void> {
     console.log(`\nsummary ${JSON.stringify(report.summary, null, 2)}`);
     // A rate run (no concurrency ramp) is drawn at each step's mean concurrency.
     const charted = rampRows.length ? rampRows : rateSteps.map((s) => s.summary);
-    const chartPoints = [...(base ? [base.summary] : []), ...charted].map((s) => ({
-      concurrent: s.concurrent,
-      cpuPct: s.cpuPct as number,
-      generatorsCpuPct: s.generatorsCpuPct as number,
-      machineBusyPct: s.machineBusyPct as number,
-      lossPct: s.lossPct as number,
-      spacingP99Ms: s.spacingP99Ms as number,
-      loopP99Ms: s.loopP99Ms as number,
-    }));
+    const chartPoints = [...(base ? [base.summary] : []), ...charted].map(chartPointOf);
     report.finishedAt = new Date().toISOString();
     clearInterval(loadSampler);
     Object.assign(report.machine as Record<string, unknown>, {

@@ -4,10 +4,10 @@
 // p99), the daemon's own latency and spacing histograms from the same two
 // scrapes (diffed), RSS and descriptors at the end, and the probe's and
 // agent's histograms (the external figures) reset at the start.
+import { cpus } from 'node:os';
 import type { ChildHandle } from './child-role.js';
 import { daemonFigures, type DaemonFigures } from './daemon-metrics.js';
 import type { Gateway } from './gateway-client.js';
-import { cpus } from 'node:os';
 import {
   cpuWindow,
   cpuWindowOf,

@@ -1,6 +1,7 @@
 // The report's picture: CPU (% of one core: the daemon, the load generators,
 // the whole machine) and the quality figures
 // as a fraction of their limits, against concurrent calls, as a plain SVG.
+import type { StepSummary } from './step-summary.js';
 import type { QualityLimits } from './steps.js';
 
 export interface ChartPoint {
@@ -13,6 +14,19 @@ export interface ChartPoint {
   lossPct: number;
   spacingP99Ms: number;
   loopP99Ms: number;
+}
+
+/** A step's point on the chart. */
+export function chartPointOf(s: StepSummary): ChartPoint {
+  return {
+    concurrent: s.concurrent,
+    cpuPct: s.cpuPct as number,
+    generatorsCpuPct: s.generatorsCpuPct as number,
+    machineBusyPct: s.machineBusyPct as number,
+    lossPct: s.lossPct as number,
+    spacingP99Ms: s.spacingP99Ms as number,
+    loopP99Ms: s.loopP99Ms as number,
+  };
 }
 
 const W = 720;
